@@ -1,0 +1,203 @@
+//! Stopping a search (cancel, deadline, found) and counting its work, without anything shared
+//! being written in the hot loop.
+//!
+//! Workers read one relaxed flag per batch (one transform) and compare the clock with the
+//! deadline; they count nonces in a local variable and publish it once per batch to a
+//! cache-padded counter that only they write ([`Counters`]); readers sum the slots.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_utils::CachePadded;
+
+/// A handle that cancels a search from another thread. Cheap to clone; all clones share the flag.
+///
+/// ```
+/// let token = curlpow::CancelToken::new();
+/// let t2 = token.clone();
+/// t2.cancel();
+/// assert!(token.is_cancelled());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A new, not cancelled token.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Cancel every search that holds this token. Idempotent.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`cancel`](Self::cancel) was called.
+    #[inline]
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Why a search stopped without a hit of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// Another worker (or device) found a nonce.
+    Found,
+    /// The cancel token fired.
+    Cancelled,
+    /// The deadline passed.
+    Deadline,
+}
+
+/// The stop conditions of one search, shared by all its workers and devices.
+#[derive(Debug)]
+pub struct SearchControl {
+    cancel: Option<CancelToken>,
+    deadline: Option<Instant>,
+    found: AtomicBool,
+    started: Instant,
+}
+
+impl SearchControl {
+    /// Stop conditions for a search starting now.
+    pub fn new(cancel: Option<CancelToken>, deadline: Option<Instant>) -> Self {
+        SearchControl {
+            cancel,
+            deadline,
+            found: AtomicBool::new(false),
+            started: Instant::now(),
+        }
+    }
+
+    /// When the search started.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// The deadline, if any.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Mark the search as solved, so every other worker stops at its next check. Returns true for
+    /// the first caller only.
+    pub fn set_found(&self) -> bool {
+        !self.found.swap(true, Ordering::AcqRel)
+    }
+
+    /// Why the search should stop now, if it should: one relaxed load or two and a clock read.
+    #[inline]
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        if self.found.load(Ordering::Relaxed) {
+            return Some(StopReason::Found);
+        }
+        if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Some(StopReason::Cancelled);
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Some(StopReason::Deadline);
+        }
+        None
+    }
+
+    /// Whether the search should stop.
+    #[inline]
+    pub fn should_stop(&self) -> bool {
+        self.stop_reason().is_some()
+    }
+}
+
+/// Per-worker nonce counters, each on its own cache line, written only by its worker and summed
+/// on read (the HAProxy lesson).
+#[derive(Debug)]
+pub struct Counters {
+    slots: Box<[CachePadded<AtomicU64>]>,
+}
+
+impl Counters {
+    /// `n` zeroed slots.
+    pub fn new(n: usize) -> Self {
+        Counters {
+            slots: (0..n.max(1))
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+        }
+    }
+
+    /// Add to slot `i` (the caller's own slot; uncontended).
+    #[inline]
+    pub fn add(&self, i: usize, n: u64) {
+        self.slots[i % self.slots.len()].fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The sum over all slots.
+    pub fn sum(&self) -> u64 {
+        self.slots.iter().map(|s| s.load(Ordering::Relaxed)).sum()
+    }
+}
+
+/// A worker's view of a search: checks the stop conditions and publishes its count once per
+/// batch.
+pub struct Worker<'a> {
+    ctl: &'a SearchControl,
+    counters: &'a Counters,
+    slot: usize,
+    /// Nonces this worker tried in this search.
+    pub tried: u64,
+}
+
+impl<'a> Worker<'a> {
+    /// A worker writing to `counters` slot `slot`.
+    pub fn new(ctl: &'a SearchControl, counters: &'a Counters, slot: usize) -> Self {
+        Worker {
+            ctl,
+            counters,
+            slot,
+            tried: 0,
+        }
+    }
+
+    /// Record a finished batch of `nonces` and say whether to go on.
+    #[inline]
+    pub fn batch_done(&mut self, nonces: u64) -> bool {
+        self.tried += nonces;
+        self.counters.add(self.slot, nonces);
+        !self.ctl.should_stop()
+    }
+
+    /// Whether to start (or go on with) a batch.
+    #[inline]
+    pub fn keep_going(&self) -> bool {
+        !self.ctl.should_stop()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn deadline_and_cancel() {
+        let c = SearchControl::new(None, Some(Instant::now() - Duration::from_millis(1)));
+        assert_eq!(c.stop_reason(), Some(StopReason::Deadline));
+        let t = CancelToken::new();
+        let c = SearchControl::new(Some(t.clone()), None);
+        assert_eq!(c.stop_reason(), None);
+        t.cancel();
+        assert_eq!(c.stop_reason(), Some(StopReason::Cancelled));
+        assert!(c.set_found());
+        assert!(!c.set_found());
+        assert_eq!(c.stop_reason(), Some(StopReason::Found));
+    }
+
+    #[test]
+    fn counters_sum() {
+        let c = Counters::new(4);
+        c.add(0, 5);
+        c.add(3, 7);
+        assert_eq!(c.sum(), 12);
+    }
+}

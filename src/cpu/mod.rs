@@ -1,0 +1,124 @@
+//! The CPU backend: one persistent pool, one search at a time across all its workers, each worker
+//! on its own disjoint counter range.
+
+mod platform;
+mod pool;
+pub mod portable;
+
+pub use platform::CpuKernel;
+pub use pool::{default_threads, PoolConfig};
+
+use parking_lot::Mutex;
+
+use crate::control::{Counters, SearchControl, Worker};
+use crate::device::{Backend, Device, DeviceInfo, DeviceKind, SearchOutcome};
+use crate::error::Error;
+use crate::search::{CounterRange, SearchJob};
+
+/// The CPU as one device: the engine's thread pool running one search at a time.
+pub struct CpuDevice {
+    pool: rayon::ThreadPool,
+    threads: usize,
+    kernel: CpuKernel,
+    counters: Counters,
+    info: DeviceInfo,
+    /// One search at a time on the whole pool; a second caller waits here, not in the pool.
+    busy: Mutex<()>,
+}
+
+impl std::fmt::Debug for CpuDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuDevice")
+            .field("threads", &self.threads)
+            .field("kernel", &self.kernel)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CpuDevice {
+    /// Build the pool and pick the kernel.
+    pub fn new(pool: PoolConfig, kernel: CpuKernel) -> Result<Self, Error> {
+        kernel.check()?;
+        let threads = pool.threads.max(1);
+        let p = pool::build(PoolConfig { threads, ..pool })?;
+        let mut details = serde_json::Map::new();
+        details.insert("kernel".into(), kernel.name().into());
+        details.insert("lanes".into(), kernel.lanes().into());
+        details.insert("threads".into(), threads.into());
+        details.insert("pinned".into(), pool.pin.into());
+        let info = DeviceInfo {
+            id: "cpu".into(),
+            backend: Backend::Cpu,
+            name: cpu_name(),
+            kind: DeviceKind::Cpu,
+            details,
+        };
+        Ok(CpuDevice {
+            pool: p,
+            threads,
+            kernel,
+            counters: Counters::new(threads),
+            info,
+            busy: Mutex::new(()),
+        })
+    }
+
+    /// The kernel in use.
+    pub fn kernel(&self) -> CpuKernel {
+        self.kernel
+    }
+
+    /// Worker threads in the pool (constant for the device's life).
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+}
+
+impl Device for CpuDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn search(
+        &self,
+        job: &SearchJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<SearchOutcome, Error> {
+        let _guard = self.busy.lock();
+        let threads = self.threads;
+        let kernel = self.kernel;
+        let results = self.pool.broadcast(|ctx| {
+            let i = ctx.index();
+            let mut w = Worker::new(ctl, &self.counters, i);
+            let hit = kernel.search(job, range.part(i, threads), &mut w);
+            let first = hit.is_some() && ctl.set_found();
+            (hit, first, w.tried)
+        });
+        let nonces = results.iter().map(|r| r.2).sum();
+        // The worker that claimed the search first wins; any other simultaneous hit is dropped.
+        let hit = results
+            .iter()
+            .find(|r| r.1)
+            .or_else(|| results.iter().find(|r| r.0.is_some()))
+            .and_then(|r| r.0);
+        Ok(SearchOutcome { hit, nonces })
+    }
+
+    fn nonces_tried(&self) -> u64 {
+        self.counters.sum()
+    }
+}
+
+/// The CPU model name, from `/proc/cpuinfo` where there is one.
+pub fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}

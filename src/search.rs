@@ -1,0 +1,283 @@
+//! What every backend shares about one PoW search: the mid-state, the nonce layout, and the host
+//! check of a device's answer.
+//!
+//! # Nonce layout
+//! The nonce is trits 162..243 of the last 243-trit block (transaction trits 7938..8019).
+//! Every backend fills it the same way, so a hit is fully described by a [`Hit`]:
+//!
+//! | block trits | what |
+//! |---|---|
+//! | 162..168 | the lane number `l` (0..729) as balanced ternary of `l - 364` |
+//! | 168..210 | the 64-bit *counter* `n` as balanced ternary (42 trits) |
+//! | 210..243 | zero |
+//!
+//! One transform of a `W`-lane kernel tries lanes `0..W` for one counter. A backend is given a
+//! [`CounterRange`] and gives each worker, work-item and launch its own counters out of it, so
+//! ranges are disjoint by construction; different devices get disjoint ranges too. A hit decodes
+//! to its nonce without reading device memory: [`nonce_trits`].
+
+use crate::curl::{self, HASH_LEN, STATE_LEN};
+use crate::error::Error;
+use crate::transaction::{Transaction, TRANSACTION_TRITS};
+use crate::trinary::{self, Trit};
+
+/// Where the nonce starts within the last block.
+pub const NONCE_OFFSET: usize = 162;
+/// Lane-number trits within the last block.
+pub const LANE_TRITS: std::ops::Range<usize> = 162..168;
+/// Counter trits within the last block.
+pub const COUNTER_TRITS: std::ops::Range<usize> = 168..210;
+/// The most lanes one transform may carry (3^6).
+pub const MAX_LANES: usize = 729;
+/// Offset of the last block in the transaction.
+pub const LAST_BLOCK: usize = TRANSACTION_TRITS - HASH_LEN;
+
+/// The lane-number trits of lane `lane` (< 729).
+pub fn lane_trits(lane: usize) -> [Trit; 6] {
+    debug_assert!(lane < MAX_LANES);
+    let mut t = [0; 6];
+    let ok = trinary::write_balanced(lane as i128 - 364, &mut t);
+    debug_assert!(ok);
+    t
+}
+
+/// The counter trits of counter `n`.
+pub fn counter_trits(n: u64) -> [Trit; 42] {
+    let mut t = [0; 42];
+    let ok = trinary::write_balanced(n as i128, &mut t);
+    debug_assert!(ok);
+    t
+}
+
+/// The 81 nonce trits of lane `lane` at counter `n`.
+pub fn nonce_trits(lane: usize, n: u64) -> [Trit; 81] {
+    let mut t = [0; 81];
+    t[..6].copy_from_slice(&lane_trits(lane));
+    t[6..48].copy_from_slice(&counter_trits(n));
+    t
+}
+
+/// The counter trits of a running search, incremented in place (balanced-ternary `+1`) so a
+/// kernel rewrites only the trits that changed.
+#[derive(Debug, Clone)]
+pub struct Counter {
+    n: u64,
+    trits: [Trit; 42],
+}
+
+impl Counter {
+    /// Start at counter `n`.
+    pub fn new(n: u64) -> Self {
+        Counter {
+            n,
+            trits: counter_trits(n),
+        }
+    }
+
+    /// The counter value.
+    #[inline]
+    pub fn value(&self) -> u64 {
+        self.n
+    }
+
+    /// The 42 counter trits.
+    #[inline]
+    pub fn trits(&self) -> &[Trit; 42] {
+        &self.trits
+    }
+
+    /// Add one; returns how many low trits changed (at least 1).
+    #[inline]
+    pub fn increment(&mut self) -> usize {
+        self.n = self.n.wrapping_add(1);
+        for (i, t) in self.trits.iter_mut().enumerate() {
+            if *t == 1 {
+                *t = -1;
+            } else {
+                *t += 1;
+                return i + 1;
+            }
+        }
+        self.trits = counter_trits(self.n);
+        42
+    }
+}
+
+/// A solution found by a kernel: the counter and the lane that hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// The counter of the transform that hit.
+    pub counter: u64,
+    /// The (lowest) lane that hit.
+    pub lane: usize,
+}
+
+/// A half-open range of counters, `start..start + len`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CounterRange {
+    /// First counter.
+    pub start: u64,
+    /// Number of counters.
+    pub len: u64,
+}
+
+impl CounterRange {
+    /// Every counter.
+    pub const ALL: CounterRange = CounterRange {
+        start: 0,
+        len: u64::MAX,
+    };
+
+    /// Split into `parts` disjoint equal sub-ranges; part `i` of them.
+    pub fn part(self, i: usize, parts: usize) -> CounterRange {
+        let size = self.len / parts as u64;
+        CounterRange {
+            start: self.start + size * i as u64,
+            len: size,
+        }
+    }
+}
+
+/// One search, prepared once: the state before the last transform with the nonce's lane and
+/// counter trits zero, and what the host check needs.
+#[derive(Clone)]
+pub struct SearchJob {
+    tx: Transaction,
+    mwm: usize,
+    /// Curl state after absorbing blocks 1..32, with the last block written over the rate and the
+    /// nonce field zeroed (lane and counter trits zero).
+    state: [Trit; STATE_LEN],
+}
+
+impl std::fmt::Debug for SearchJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchJob")
+            .field("mwm", &self.mwm)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SearchJob {
+    /// Prepare a search: absorbs the first 32 blocks (the mid-state) once.
+    pub fn new(tx: &Transaction, mwm: usize) -> Result<Self, Error> {
+        check_mwm(mwm)?;
+        let mut c = curl::Curl::new();
+        c.absorb(&tx.trits()[..LAST_BLOCK])
+            .expect("32 whole blocks of trits");
+        let mut state = *c.state();
+        state[..HASH_LEN].copy_from_slice(&tx.trits()[LAST_BLOCK..]);
+        state[NONCE_OFFSET..HASH_LEN].fill(0);
+        Ok(SearchJob {
+            tx: tx.clone(),
+            mwm,
+            state,
+        })
+    }
+
+    /// The minimum weight magnitude.
+    pub fn mwm(&self) -> usize {
+        self.mwm
+    }
+
+    /// The state to transform, with lane and counter trits zero.
+    pub fn state(&self) -> &[Trit; STATE_LEN] {
+        &self.state
+    }
+
+    /// The input transaction.
+    pub fn transaction(&self) -> &Transaction {
+        &self.tx
+    }
+
+    /// The host check: the transaction with this hit's nonce, if its hash really ends in `mwm`
+    /// zero trits (computed with the scalar reference from the mid-state).
+    pub fn verify(&self, hit: Hit) -> Option<Transaction> {
+        if hit.lane >= MAX_LANES {
+            return None;
+        }
+        let nonce = nonce_trits(hit.lane, hit.counter);
+        let mut s = self.state;
+        s[NONCE_OFFSET..HASH_LEN].copy_from_slice(&nonce);
+        curl::transform(&mut s);
+        if trinary::trailing_zeros(&s[..HASH_LEN]) < self.mwm {
+            return None;
+        }
+        let mut tx = self.tx.clone();
+        tx.set_field(crate::Field::Nonce, &nonce)
+            .expect("81 trits");
+        Some(tx)
+    }
+}
+
+/// Check a minimum weight magnitude (0..=243).
+pub fn check_mwm(mwm: usize) -> Result<(), Error> {
+    if mwm > HASH_LEN {
+        Err(Error::InvalidMwm(mwm))
+    } else {
+        Ok(())
+    }
+}
+
+/// Bit-sliced encoding of one trit: `(low, high)`; -1 → (1, 0), 0 → (1, 1), +1 → (0, 1).
+#[inline]
+pub fn trit_bits(t: Trit) -> (bool, bool) {
+    (t != 1, t != -1)
+}
+
+/// Decode a bit-sliced `(low, high)` pair.
+#[inline]
+pub fn bits_trit(low: bool, high: bool) -> Trit {
+    match (low, high) {
+        (true, false) => -1,
+        (true, true) => 0,
+        (false, true) => 1,
+        (false, false) => panic!("(0, 0) is not a bit-sliced trit"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_and_counter_encodings_are_injective() {
+        let mut seen = std::collections::HashSet::new();
+        for l in 0..MAX_LANES {
+            assert!(seen.insert(lane_trits(l)));
+        }
+        for n in [0u64, 1, 2, 3, u64::MAX, u64::MAX - 1, 1 << 40] {
+            let t = counter_trits(n);
+            assert_eq!(trinary::read_balanced(&t), n as i128);
+        }
+    }
+
+    #[test]
+    fn counter_increment_matches_encoding() {
+        for start in [0u64, 1, 5, 363, 364, 1 << 33, u64::MAX - 3] {
+            let mut c = Counter::new(start);
+            for _ in 0..800 {
+                if c.value() == u64::MAX {
+                    break;
+                }
+                c.increment();
+                assert_eq!(*c.trits(), counter_trits(c.value()));
+            }
+        }
+    }
+
+    #[test]
+    fn parts_are_disjoint() {
+        let r = CounterRange { start: 10, len: 100 };
+        let a = r.part(0, 3);
+        let b = r.part(1, 3);
+        assert_eq!(a.start + a.len, b.start);
+    }
+
+    #[test]
+    fn encoding_round_trip() {
+        for t in -1..=1 {
+            let (l, h) = trit_bits(t);
+            assert_eq!(bits_trit(l, h), t);
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! The 2673-tryte (8019-trit) IOTA transaction and its fields.
+
+use std::ops::Range;
+use std::str::FromStr;
+
+use crate::curl;
+use crate::error::{Error, TryteError};
+use crate::trinary::{self, Trit};
+
+/// Trits in a transaction.
+pub const TRANSACTION_TRITS: usize = 8019;
+/// Trytes in a transaction.
+pub const TRANSACTION_TRYTES: usize = 2673;
+
+/// A named transaction field: its trit range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Field {
+    /// Signature or message, 6561 trits.
+    SignatureMessageFragment,
+    /// Address, 243 trits.
+    Address,
+    /// Value, 81 trits.
+    Value,
+    /// Obsolete tag, 81 trits.
+    ObsoleteTag,
+    /// Timestamp, 27 trits.
+    Timestamp,
+    /// Index in the bundle, 27 trits.
+    CurrentIndex,
+    /// Last index of the bundle, 27 trits.
+    LastIndex,
+    /// Bundle hash, 243 trits.
+    Bundle,
+    /// Trunk transaction hash, 243 trits.
+    TrunkTransaction,
+    /// Branch transaction hash, 243 trits.
+    BranchTransaction,
+    /// Tag, 81 trits.
+    Tag,
+    /// Attachment timestamp, 27 trits.
+    AttachmentTimestamp,
+    /// Attachment timestamp lower bound, 27 trits.
+    AttachmentTimestampLowerBound,
+    /// Attachment timestamp upper bound, 27 trits.
+    AttachmentTimestampUpperBound,
+    /// Nonce, 81 trits: what the PoW search sets.
+    Nonce,
+}
+
+impl Field {
+    /// Every field, in order.
+    pub const ALL: [Field; 15] = [
+        Field::SignatureMessageFragment,
+        Field::Address,
+        Field::Value,
+        Field::ObsoleteTag,
+        Field::Timestamp,
+        Field::CurrentIndex,
+        Field::LastIndex,
+        Field::Bundle,
+        Field::TrunkTransaction,
+        Field::BranchTransaction,
+        Field::Tag,
+        Field::AttachmentTimestamp,
+        Field::AttachmentTimestampLowerBound,
+        Field::AttachmentTimestampUpperBound,
+        Field::Nonce,
+    ];
+
+    /// The field's trit range within the transaction.
+    pub const fn trits(self) -> Range<usize> {
+        let (start, len) = match self {
+            Field::SignatureMessageFragment => (0, 6561),
+            Field::Address => (6561, 243),
+            Field::Value => (6804, 81),
+            Field::ObsoleteTag => (6885, 81),
+            Field::Timestamp => (6966, 27),
+            Field::CurrentIndex => (6993, 27),
+            Field::LastIndex => (7020, 27),
+            Field::Bundle => (7047, 243),
+            Field::TrunkTransaction => (7290, 243),
+            Field::BranchTransaction => (7533, 243),
+            Field::Tag => (7776, 81),
+            Field::AttachmentTimestamp => (7857, 27),
+            Field::AttachmentTimestampLowerBound => (7884, 27),
+            Field::AttachmentTimestampUpperBound => (7911, 27),
+            Field::Nonce => (7938, 81),
+        };
+        start..start + len
+    }
+}
+
+/// A transaction: 8019 trits.
+///
+/// ```
+/// use curlpow::{Field, Transaction};
+/// let tx: Transaction = "9".repeat(2673).parse().unwrap();
+/// assert_eq!(tx.field(Field::Nonce).len(), 81);
+/// assert_eq!(tx.to_trytes().len(), 2673);
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Transaction {
+    trits: Box<[Trit; TRANSACTION_TRITS]>,
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = self.to_trytes();
+        write!(f, "Transaction({}…{})", &t[..9], &t[t.len() - 27..])
+    }
+}
+
+impl Transaction {
+    /// Parse 2673 trytes.
+    pub fn from_trytes(trytes: &str) -> Result<Self, Error> {
+        let n = trytes.chars().count();
+        if n != TRANSACTION_TRYTES {
+            return Err(TryteError::Length {
+                found: n,
+                expected: "2673",
+            }
+            .into());
+        }
+        Self::from_trits(&trinary::trytes_to_trits(trytes)?)
+    }
+
+    /// Build from 8019 trits.
+    pub fn from_trits(trits: &[Trit]) -> Result<Self, Error> {
+        if trits.len() != TRANSACTION_TRITS {
+            return Err(Error::TritLength {
+                found: trits.len(),
+                expected: "8019",
+            });
+        }
+        if let Some(index) = trits.iter().position(|t| !(-1..=1).contains(t)) {
+            return Err(Error::NotATrit {
+                index,
+                value: trits[index],
+            });
+        }
+        let mut b = Box::new([0i8; TRANSACTION_TRITS]);
+        b.copy_from_slice(trits);
+        Ok(Transaction { trits: b })
+    }
+
+    /// All 8019 trits.
+    pub fn trits(&self) -> &[Trit; TRANSACTION_TRITS] {
+        &self.trits
+    }
+
+    /// The 2673 trytes.
+    pub fn to_trytes(&self) -> String {
+        trinary::trits_to_trytes(&self.trits[..]).expect("a transaction always holds trits")
+    }
+
+    /// A field's trits.
+    pub fn field(&self, field: Field) -> &[Trit] {
+        &self.trits[field.trits()]
+    }
+
+    /// A field's trytes.
+    pub fn field_trytes(&self, field: Field) -> String {
+        trinary::trits_to_trytes(self.field(field)).expect("fields are whole trytes")
+    }
+
+    /// Overwrite a field. `value` must be the field's length and hold trits.
+    pub fn set_field(&mut self, field: Field, value: &[Trit]) -> Result<(), Error> {
+        let r = field.trits();
+        if value.len() != r.len() {
+            return Err(Error::TritLength {
+                found: value.len(),
+                expected: "the field's length",
+            });
+        }
+        if let Some(index) = value.iter().position(|t| !(-1..=1).contains(t)) {
+            return Err(Error::NotATrit {
+                index,
+                value: value[index],
+            });
+        }
+        self.trits[r].copy_from_slice(value);
+        Ok(())
+    }
+
+    /// The nonce's 81 trits.
+    pub fn nonce(&self) -> &[Trit] {
+        self.field(Field::Nonce)
+    }
+
+    /// The transaction's Curl-P-81 hash (243 trits).
+    pub fn hash(&self) -> Vec<Trit> {
+        curl::hash(&self.trits[..]).expect("8019 trits is 33 blocks")
+    }
+
+    /// The hash as 81 trytes.
+    pub fn hash_trytes(&self) -> String {
+        trinary::trits_to_trytes(&self.hash()).expect("243 trits")
+    }
+
+    /// The number of zero trits at the end of the hash: the PoW weight reached.
+    pub fn weight(&self) -> usize {
+        trinary::trailing_zeros(&self.hash())
+    }
+}
+
+impl FromStr for Transaction {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Self::from_trytes(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_tile_the_transaction() {
+        let mut end = 0;
+        for f in Field::ALL {
+            let r = f.trits();
+            assert_eq!(r.start, end, "{f:?}");
+            assert_eq!(r.len() % 3, 0);
+            end = r.end;
+        }
+        assert_eq!(end, TRANSACTION_TRITS);
+    }
+
+    #[test]
+    fn wrong_length_says_found_and_expected() {
+        let e = Transaction::from_trytes("ABC").unwrap_err().to_string();
+        assert!(e.contains('3') && e.contains("2673"), "{e}");
+    }
+}
