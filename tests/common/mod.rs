@@ -1,0 +1,101 @@
+//! Helpers shared by the integration tests: the public vectors (copied from `shared/vectors`),
+//! random transactions, and the rule for GPU tests that find no device.
+#![allow(dead_code)]
+
+use curlpow::Transaction;
+use serde_json::Value;
+
+/// A JSON file of `tests/vectors/`.
+pub fn vectors(name: &str) -> Value {
+    let path = format!("{}/tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Every public Curl-P-81 vector: (input trytes, expected squeeze output trytes).
+pub fn curl_vectors() -> Vec<(String, String)> {
+    let files = [
+        "curlp81_iota_go_golden.json",
+        "curlp81_iota_go_table.json",
+        "curlp81_crypto_rs_input_243_output_243.json",
+        "curlp81_crypto_rs_input_243_output_486.json",
+        "curlp81_crypto_rs_input_243_output_6561.json",
+        "curlp81_crypto_rs_input_486_output_486.json",
+        "curlp81_crypto_rs_input_6561_output_243.json",
+        "curlp81_crypto_rs_input_6561_output_6561.json",
+        "curlp81_crypto_rs_input_8019_output_243.json",
+    ];
+    let mut out = Vec::new();
+    for f in files {
+        for v in vectors(f)["vectors"].as_array().expect("vectors array") {
+            let input = v["in"].as_str().expect("in").to_string();
+            let expected = v
+                .get("out")
+                .or_else(|| v.get("hash"))
+                .and_then(Value::as_str)
+                .expect("out or hash")
+                .to_string();
+            out.push((input, expected));
+        }
+    }
+    out
+}
+
+/// The public PoW inputs with the MWM each suite used.
+pub fn pow_inputs() -> Vec<(Transaction, usize)> {
+    vectors("pow_input_transactions.json")["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["trytes"].as_str().unwrap().parse().unwrap(),
+                v["mwm_used"].as_u64().unwrap() as usize,
+            )
+        })
+        .collect()
+}
+
+/// A pseudo-random transaction (xorshift, deterministic per seed).
+pub fn random_tx(seed: u64) -> Transaction {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let trits: Vec<i8> = (0..curlpow::TRANSACTION_TRITS)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 3) as i8 - 1
+        })
+        .collect();
+    Transaction::from_trits(&trits).unwrap()
+}
+
+/// Check a PoW result by property: weight reached, only the nonce changed.
+pub fn assert_valid_pow(input: &Transaction, output: &Transaction, mwm: usize) {
+    let w = output.weight();
+    assert!(w >= mwm, "weight {w} < mwm {mwm}");
+    let nonce = curlpow::Field::Nonce.trits();
+    for i in 0..curlpow::TRANSACTION_TRITS {
+        if !nonce.contains(&i) {
+            assert_eq!(input.trits()[i], output.trits()[i], "trit {i} outside the nonce changed");
+        }
+    }
+}
+
+/// Whether a GPU test for `backend` must run. With `CURLPOW_REQUIRE_BACKENDS` naming the backend
+/// (comma-separated), a missing device is a failure; otherwise the test is skipped with a visible
+/// message. Call with `found` = whether a device was found.
+pub fn gpu_available(backend: &str, found: bool) -> bool {
+    if found {
+        return true;
+    }
+    let required = std::env::var("CURLPOW_REQUIRE_BACKENDS").unwrap_or_default();
+    if required
+        .split(',')
+        .any(|b| b.trim().eq_ignore_ascii_case(backend))
+    {
+        panic!("CURLPOW_REQUIRE_BACKENDS requires {backend}, but no {backend} device was found");
+    }
+    eprintln!("SKIPPED: no {backend} device found (set CURLPOW_REQUIRE_BACKENDS={backend} to make this a failure)");
+    false
+}
