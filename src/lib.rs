@@ -27,9 +27,13 @@ mod curl;
 pub mod device;
 mod engine;
 mod error;
+#[cfg(feature = "opencl")]
+pub mod opencl;
 pub mod search;
 mod transaction;
 mod trinary;
+#[cfg(feature = "wgpu")]
+pub mod webgpu;
 
 pub use control::CancelToken;
 pub use cpu::CpuKernel;

@@ -1,0 +1,1 @@
+//! OpenCL backend (feature `opencl`).
