@@ -1,0 +1,248 @@
+// Curl-P-81 proof-of-work, bit-sliced, one whole state per work-item.
+//
+// Built by src/opencl/mod.rs with these macros (-D):
+//   LANE_BITS   32 or 64: the scalar word (uint or ulong)
+//   VEC         1, 2, 4, 8 or 16: words per trit half (OpenCL vector type when > 1)
+//                 lanes per work-item = LANE_BITS * VEC (at most 729)
+//   STATE_LOCAL 0: the state lives in private memory;
+//               1: in __local memory, laid out [slot][half][work-item] (LOCAL_SIZE work-items)
+//   LOCAL_SIZE  work-group size the kernel is launched with (used when STATE_LOCAL is 1)
+//
+// Encoding of one trit (domain.md): -1 -> (lo 1, hi 0), 0 -> (1, 1), +1 -> (0, 1).
+// S-box, 4 operations: lo' = a.hi ^ (~b.lo & a.lo); hi' = a.lo ^ (b.hi & lo').
+//
+// In-place, permuted state (shared/design/cpu-layout.md): one round's index walk
+// I[k] = 364 k mod 729 visits every slot once, so the new trit of chain position k can overwrite
+// the slot of old logical trit I[k] (only slot I[0] is needed again, at the very end: it is kept
+// in registers). After a round logical trit j lives in slot (c * j) mod 729, c multiplied by 364
+// each round; the walk of a round steps by d = 364 c. Half the memory of a double buffer, one
+// load and one store per trit-round.
+//
+// Nonce layout (src/search.rs): lane l of a work-item = lane l of the layout, block trits
+// 162..168 hold balanced ternary of l - 364, trits 168..210 the 64-bit counter, 210..243 zero.
+
+#define STATE_LEN 729
+#define HASH_LEN 243
+#define ROUNDS 81
+#define LANE_TRIT0 162
+#define COUNTER_TRIT0 168
+#define COUNTER_TRITS 42
+#define LANES (LANE_BITS * VEC)
+
+#if LANE_BITS == 64
+typedef ulong B;
+#define B_NAME ulong
+#elif LANE_BITS == 32
+typedef uint B;
+#define B_NAME uint
+#else
+#error "LANE_BITS must be 32 or 64"
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#if VEC == 1
+typedef B W;
+#else
+typedef CAT(B_NAME, VEC) W;
+#endif
+
+#if STATE_LOCAL
+#define STATE_SPACE __local
+#define STRIDE LOCAL_SIZE
+#else
+#define STATE_SPACE __private
+#define STRIDE 1
+#endif
+
+// The state pointer is already offset by the work-item's column.
+#define LO(st, i) (st)[(2 * (i)) * STRIDE]
+#define HI(st, i) (st)[(2 * (i) + 1) * STRIDE]
+
+// All ones / all zeros.
+#define ONES ((W)(~(B)0))
+#define ZEROS ((W)((B)0))
+#define SPLAT(cond) ((cond) ? ONES : ZEROS)
+
+// Component c of a private W.
+#define COMP(wptr, c) (((__private B *)(wptr))[(c)])
+
+// 81 rounds in place. Returns the final multiplier c: logical trit j is in slot (c * j) % 729.
+inline uint transform(STATE_SPACE W *st) {
+    uint c = 1;
+    for (uint r = 0; r < ROUNDS; r++) {
+        const uint d = (c * 364u) % STATE_LEN;
+        // Slot of chain position 0 is slot 0 (logical 0 is always in slot 0).
+        W a_lo = LO(st, 0);
+        W a_hi = HI(st, 0);
+        const W z_lo = a_lo;
+        const W z_hi = a_hi;
+        uint s = 0;
+        for (uint k = 0; k < STATE_LEN - 1; k++) {
+            uint n = s + d;
+            n = (n >= STATE_LEN) ? n - STATE_LEN : n;
+            const W b_lo = LO(st, n);
+            const W b_hi = HI(st, n);
+            const W lo = a_hi ^ (~b_lo & a_lo);
+            LO(st, s) = lo;
+            HI(st, s) = a_lo ^ (b_hi & lo);
+            a_lo = b_lo;
+            a_hi = b_hi;
+            s = n;
+        }
+        // Chain position 728: its b is old logical 0, kept aside.
+        const W lo = a_hi ^ (~z_lo & a_lo);
+        LO(st, s) = lo;
+        HI(st, s) = a_lo ^ (z_hi & lo);
+        c = d;
+    }
+    return c;
+}
+
+// Bit `lane` of a private W.
+inline void set_bit(W *w, uint lane, bool v) {
+    const uint ci = lane / LANE_BITS;
+    const B bit = ((B)1) << (lane % LANE_BITS);
+    if (v) {
+        COMP(w, ci) |= bit;
+    } else {
+        COMP(w, ci) &= ~bit;
+    }
+}
+
+inline bool get_bit(const W *w, uint lane) {
+    return ((COMP(w, lane / LANE_BITS) >> (lane % LANE_BITS)) & 1) != 0;
+}
+
+// Lowest set lane of w, or -1.
+inline int lowest_lane(const W *w) {
+    for (uint ci = 0; ci < VEC; ci++) {
+        const B x = COMP(w, ci);
+        if (x != 0) {
+            return (int)(ci * LANE_BITS + popcount((x & (~x + 1)) - 1));
+        }
+    }
+    return -1;
+}
+
+// The search: work-item `gid` tries counters base + gid * iters + i for i < iters (and only
+// those with gid * iters + i < limit), each over LANES lanes. The first hit anywhere claims
+// res[0] with an atomic and writes res[1..3] = counter low, counter high, lane.
+__kernel void curl_search(__global const char *mid, ulong base, uint iters, ulong limit,
+                          uint mwm, __global volatile uint *res) {
+    const ulong gid = get_global_id(0);
+#if STATE_LOCAL
+    __local W lst[2 * STATE_LEN * LOCAL_SIZE];
+    __local W *st = lst + get_local_id(0);
+#else
+    W pst[2 * STATE_LEN];
+    W *st = pst;
+#endif
+
+    // Lane-number trits: lane l holds balanced ternary of l - 364.
+    W lane_lo[6], lane_hi[6];
+    for (uint j = 0; j < 6; j++) {
+        lane_lo[j] = ZEROS;
+        lane_hi[j] = ZEROS;
+    }
+    for (uint l = 0; l < LANES; l++) {
+        int v = (int)l - 364;
+        for (uint j = 0; j < 6; j++) {
+            int r = v % 3; // -2..2
+            int t = (r == 2) ? -1 : ((r == -2) ? 1 : r);
+            v = (v - t) / 3;
+            set_bit(&lane_lo[j], l, t != 1);
+            set_bit(&lane_hi[j], l, t != -1);
+        }
+    }
+
+    for (uint it = 0; it < iters; it++) {
+        const ulong idx = gid * (ulong)iters + it;
+        if (idx >= limit || res[0] != 0) {
+            return;
+        }
+        const ulong counter = base + idx;
+
+        for (uint i = 0; i < STATE_LEN; i++) {
+            const char t = mid[i];
+            LO(st, i) = SPLAT(t != 1);
+            HI(st, i) = SPLAT(t != -1);
+        }
+        for (uint j = 0; j < 6; j++) {
+            LO(st, LANE_TRIT0 + j) = lane_lo[j];
+            HI(st, LANE_TRIT0 + j) = lane_hi[j];
+        }
+        ulong n = counter;
+        for (uint j = 0; j < COUNTER_TRITS; j++) {
+            const uint r = (uint)(n % 3);
+            n /= 3;
+            int t = (int)r;
+            if (r == 2) {
+                t = -1;
+                n += 1;
+            }
+            LO(st, COUNTER_TRIT0 + j) = SPLAT(t != 1);
+            HI(st, COUNTER_TRIT0 + j) = SPLAT(t != -1);
+        }
+
+        const uint c = transform(st);
+
+        W m = ONES;
+        uint s = (c * (HASH_LEN - mwm)) % STATE_LEN;
+        for (uint j = HASH_LEN - mwm; j < HASH_LEN; j++) {
+            m &= ~(LO(st, s) ^ HI(st, s));
+            s += c;
+            s = (s >= STATE_LEN) ? s - STATE_LEN : s;
+        }
+        const int lane = lowest_lane(&m);
+        if (lane >= 0) {
+            if (atomic_cmpxchg(&res[0], 0u, 1u) == 0u) {
+                res[1] = (uint)counter;
+                res[2] = (uint)(counter >> 32);
+                res[3] = (uint)lane;
+            }
+            return;
+        }
+    }
+}
+
+// The transform test entry point: work-item `gid` transforms states gid * LANES .. + LANES of
+// `input` (n_states states of 729 trits each, one char per trit) into `output`, through the same
+// bit-sliced in-place code as the search.
+__kernel void curl_transform(__global const char *input, __global char *output, uint n_states) {
+    const uint first = get_global_id(0) * LANES;
+#if STATE_LOCAL
+    __local W lst[2 * STATE_LEN * LOCAL_SIZE];
+    __local W *st = lst + get_local_id(0);
+#else
+    W pst[2 * STATE_LEN];
+    W *st = pst;
+#endif
+    for (uint i = 0; i < STATE_LEN; i++) {
+        W lo = ZEROS, hi = ZEROS;
+        for (uint l = 0; l < LANES; l++) {
+            const uint k = first + l;
+            const char t = (k < n_states) ? input[(size_t)k * STATE_LEN + i] : 0;
+            set_bit(&lo, l, t != 1);
+            set_bit(&hi, l, t != -1);
+        }
+        LO(st, i) = lo;
+        HI(st, i) = hi;
+    }
+    const uint c = transform(st);
+    uint s = 0;
+    for (uint j = 0; j < STATE_LEN; j++) {
+        const W lo = LO(st, s);
+        const W hi = HI(st, s);
+        for (uint l = 0; l < LANES; l++) {
+            const uint k = first + l;
+            if (k < n_states) {
+                const bool bl = get_bit(&lo, l);
+                const bool bh = get_bit(&hi, l);
+                output[(size_t)k * STATE_LEN + j] = bl ? (bh ? 0 : -1) : 1;
+            }
+        }
+        s += c;
+        s = (s >= STATE_LEN) ? s - STATE_LEN : s;
+    }
+}

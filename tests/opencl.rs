@@ -1,0 +1,391 @@
+//! The OpenCL backend on a real driver (PoCL on CI and development machines, any GPU where
+//! there is one): the device transform against the scalar reference and the public vectors,
+//! searches checked on the host, stopping, and discovery.
+//!
+//! Without an OpenCL device every test is skipped with a visible message, or fails when
+//! `CURLPOW_REQUIRE_BACKENDS` names `opencl`.
+#![cfg(feature = "opencl")]
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use curlpow::control::SearchControl;
+use curlpow::device::{Device, DiscoverOptions};
+use curlpow::opencl::{discover_opencl, KernelConfig, OpenClDevice};
+use curlpow::search::{CounterRange, SearchJob};
+use curlpow::{Backend, CancelToken, DeviceKind, STATE_LEN};
+
+fn software() -> DiscoverOptions {
+    DiscoverOptions {
+        include_software: true,
+        ..Default::default()
+    }
+}
+
+/// The first OpenCL device with kernel `cfg` (`None`: its default), shared by every test of this
+/// binary so that each variant is compiled once.
+fn device(cfg: Option<KernelConfig>) -> Option<Arc<OpenClDevice>> {
+    static CACHE: OnceLock<Mutex<HashMap<Option<KernelConfig>, Option<Arc<OpenClDevice>>>>> =
+        OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let dev = cache
+        .lock()
+        .unwrap()
+        .entry(cfg)
+        .or_insert_with(|| discover_opencl(&software(), cfg).devices.into_iter().next())
+        .clone();
+    if common::gpu_available("opencl", dev.is_some()) {
+        dev
+    } else {
+        None
+    }
+}
+
+/// The kernel variants every correctness test runs on.
+fn variants() -> Vec<Option<KernelConfig>> {
+    vec![
+        None,
+        Some(KernelConfig::U32),
+        Some(KernelConfig::U64),
+        Some(KernelConfig::U64X8),
+        KernelConfig::parse("u32:local"),
+    ]
+}
+
+fn random_states(n: usize, seed: u64) -> Vec<[i8; STATE_LEN]> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            let mut st = [0i8; STATE_LEN];
+            for t in st.iter_mut() {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                *t = (s % 3) as i8 - 1;
+            }
+            st
+        })
+        .collect()
+}
+
+#[test]
+fn transform_matches_the_scalar_reference_on_random_states() {
+    for cfg in variants() {
+        let Some(dev) = device(cfg) else { return };
+        // More than one work-item's lanes for the narrow kernels, a partial one for the wide.
+        let n = dev.lanes() + 37;
+        let states = random_states(n, 0xC0FFEE ^ dev.lanes() as u64);
+        let got = dev.transform(&states).expect("device transform");
+        assert_eq!(got.len(), n);
+        for (k, (mut want, got)) in states.into_iter().zip(got).enumerate() {
+            curlpow::transform(&mut want);
+            assert!(
+                want == got,
+                "kernel {}: state {k} differs from the scalar transform",
+                dev.kernel()
+            );
+        }
+    }
+}
+
+#[test]
+fn transform_rejects_non_trits() {
+    let Some(dev) = device(None) else { return };
+    let mut st = [0i8; STATE_LEN];
+    st[5] = 2;
+    match dev.transform(&[[0; STATE_LEN], st]) {
+        Err(curlpow::Error::NotATrit { index, value }) => {
+            assert_eq!((index, value), (STATE_LEN + 5, 2));
+        }
+        other => panic!("expected NotATrit, got {other:?}"),
+    }
+    assert!(dev.transform(&[]).unwrap().is_empty());
+}
+
+/// A Curl-P-81 sponge run on the device transform, all vectors in lockstep (one device call
+/// per step for every vector that still needs a transform).
+#[test]
+fn sponge_on_the_device_transform_matches_the_public_vectors() {
+    let Some(dev) = device(None) else { return };
+    struct Run {
+        input: Vec<i8>,
+        expected: Vec<i8>,
+        state: [i8; STATE_LEN],
+        out: Vec<i8>,
+        blocks_in: usize,
+        transforms: usize,
+    }
+    let mut runs: Vec<Run> = common::curl_vectors()
+        .into_iter()
+        .map(|(i, o)| {
+            let input = curlpow::trytes_to_trits(&i).unwrap();
+            let expected = curlpow::trytes_to_trits(&o).unwrap();
+            let blocks_in = input.len() / 243;
+            let blocks_out = expected.len() / 243;
+            Run {
+                input,
+                expected,
+                state: [0; STATE_LEN],
+                out: Vec::new(),
+                blocks_in,
+                transforms: blocks_in + blocks_out - 1,
+            }
+        })
+        .collect();
+    assert!(runs.len() > 400, "expected the public vectors");
+    let steps = runs.iter().map(|r| r.transforms).max().unwrap();
+    for t in 0..steps {
+        let active: Vec<usize> = (0..runs.len())
+            .filter(|&i| t < runs[i].transforms)
+            .collect();
+        let mut states = Vec::with_capacity(active.len());
+        for &i in &active {
+            let r = &mut runs[i];
+            if t < r.blocks_in {
+                r.state[..243].copy_from_slice(&r.input[t * 243..(t + 1) * 243]);
+            }
+            states.push(r.state);
+        }
+        let after = dev.transform(&states).expect("device transform");
+        for (&i, st) in active.iter().zip(after) {
+            let r = &mut runs[i];
+            r.state = st;
+            if t + 1 >= r.blocks_in {
+                r.out.extend_from_slice(&st[..243]);
+            }
+        }
+    }
+    for (k, r) in runs.iter().enumerate() {
+        assert_eq!(r.out, r.expected, "vector {k}");
+    }
+}
+
+fn search_and_check(dev: &OpenClDevice, tx: &curlpow::Transaction, mwm: usize) {
+    let job = SearchJob::new(tx, mwm).unwrap();
+    let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_secs(120)));
+    let out = dev.search(&job, CounterRange::ALL, &ctl).expect("search");
+    let hit = out
+        .hit
+        .unwrap_or_else(|| panic!("kernel {} mwm {mwm}: no hit", dev.kernel()));
+    assert!(hit.lane < dev.lanes());
+    assert!(out.nonces > 0);
+    let done = job.verify(hit).unwrap_or_else(|| {
+        panic!(
+            "kernel {} mwm {mwm}: {hit:?} fails the host check",
+            dev.kernel()
+        )
+    });
+    common::assert_valid_pow(tx, &done, mwm);
+}
+
+#[test]
+fn search_is_valid_at_mwm_1_to_9_on_random_transactions() {
+    for cfg in [None, Some(KernelConfig::U32), Some(KernelConfig::U64)] {
+        let Some(dev) = device(cfg) else { return };
+        for mwm in 1..=9 {
+            let tx = common::random_tx(1000 + mwm as u64 + 17 * dev.lanes() as u64);
+            search_and_check(&dev, &tx, mwm);
+        }
+    }
+}
+
+#[test]
+fn search_is_valid_on_the_public_pow_inputs() {
+    let Some(dev) = device(None) else { return };
+    let inputs = common::pow_inputs();
+    assert!(!inputs.is_empty());
+    for (tx, mwm_used) in inputs {
+        // The suites used MWM 9 to 14; 10 keeps the test short on a CPU driver.
+        search_and_check(&dev, &tx, mwm_used.min(10));
+    }
+}
+
+#[test]
+fn search_stays_inside_its_counter_range() {
+    let Some(dev) = device(None) else { return };
+    let tx = common::random_tx(77);
+    // Unreachable MWM over 5 counters: the search ends by exhausting its range.
+    let job = SearchJob::new(&tx, 200).unwrap();
+    let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_secs(60)));
+    let range = CounterRange {
+        start: u64::MAX - 10,
+        len: 5,
+    };
+    let out = dev.search(&job, range, &ctl).unwrap();
+    assert_eq!(out.hit, None);
+    assert_eq!(out.nonces, 5 * dev.lanes() as u64);
+    // A reachable MWM in a range far from 0: the hit's counter is inside it.
+    let job = SearchJob::new(&tx, 6).unwrap();
+    let range = CounterRange {
+        start: 1 << 50,
+        len: 1 << 20,
+    };
+    let hit = dev.search(&job, range, &ctl).unwrap().hit.expect("hit");
+    assert!(hit.counter >= range.start && hit.counter < range.start + range.len);
+    let done = job.verify(hit).expect("host check");
+    common::assert_valid_pow(&tx, &done, 6);
+}
+
+#[test]
+fn cancel_from_another_thread_stops_between_launches() {
+    let Some(dev) = device(None) else { return };
+    dev.prepare().unwrap();
+    let job = SearchJob::new(&common::random_tx(5), 60).unwrap();
+    let token = CancelToken::new();
+    let ctl = SearchControl::new(Some(token.clone()), None);
+    let t2 = token.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        t2.cancel();
+        Instant::now()
+    });
+    let before = dev.nonces_tried();
+    let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+    let returned = Instant::now();
+    let cancelled_at = canceller.join().unwrap();
+    assert_eq!(out.hit, None);
+    assert!(out.nonces > 0);
+    assert!(dev.nonces_tried() >= before + out.nonces);
+    let late = returned.saturating_duration_since(cancelled_at);
+    assert!(
+        late < Duration::from_millis(250),
+        "returned {late:?} after cancel"
+    );
+}
+
+#[test]
+fn deadline_ends_the_search() {
+    let Some(dev) = device(None) else { return };
+    dev.prepare().unwrap();
+    let job = SearchJob::new(&common::random_tx(6), 60).unwrap();
+    let start = Instant::now();
+    let ctl = SearchControl::new(None, Some(start + Duration::from_millis(300)));
+    let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+    let took = start.elapsed();
+    assert_eq!(out.hit, None);
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+    assert!(took < Duration::from_millis(600), "{took:?}");
+}
+
+#[test]
+fn discovery_lists_software_devices_only_on_request() {
+    let all = discover_opencl(&software(), None);
+    let hw = discover_opencl(&DiscoverOptions::default(), None);
+    assert!(hw
+        .devices
+        .iter()
+        .all(|d| matches!(d.info().kind, DeviceKind::Gpu | DeviceKind::Accelerator)));
+    let cpus = all
+        .devices
+        .iter()
+        .filter(|d| d.info().kind == DeviceKind::Cpu)
+        .count();
+    assert_eq!(all.devices.len(), hw.devices.len() + cpus);
+    // GPUs first, ids stable and well formed.
+    let kinds: Vec<_> = all.devices.iter().map(|d| d.info().kind).collect();
+    let first_cpu = kinds.iter().position(|k| *k == DeviceKind::Cpu);
+    if let Some(i) = first_cpu {
+        assert!(kinds[..i].iter().all(|k| *k != DeviceKind::Cpu));
+        assert!(kinds[i..]
+            .iter()
+            .all(|k| *k == DeviceKind::Cpu || *k == DeviceKind::Other));
+    }
+    let again = discover_opencl(&software(), None);
+    for (a, b) in all.devices.iter().zip(&again.devices) {
+        assert_eq!(a.info().id, b.info().id);
+    }
+    for d in &all.devices {
+        let info = d.info();
+        assert_eq!(info.backend, Backend::Opencl);
+        let parts: Vec<&str> = info.id.split(':').collect();
+        assert_eq!(parts.len(), 3, "{}", info.id);
+        assert_eq!(parts[0], "opencl");
+        assert!(parts[1].parse::<usize>().is_ok() && parts[2].parse::<usize>().is_ok());
+        for key in [
+            "platform",
+            "driver_version",
+            "compute_units",
+            "global_mem_bytes",
+            "max_work_group_size",
+            "kernel",
+            "lanes",
+        ] {
+            assert!(info.details.contains_key(key), "{}: no {key}", info.id);
+        }
+    }
+    // The engine-facing entry point returns the same devices.
+    let dynamic = curlpow::opencl::discover(&software());
+    assert_eq!(dynamic.devices.len(), all.devices.len());
+    common::gpu_available("opencl", !all.devices.is_empty());
+}
+
+#[test]
+fn discovery_is_fast() {
+    // Discovery probes drivers only; it compiles nothing.
+    let start = Instant::now();
+    let found = discover_opencl(&software(), None);
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(2), "discovery took {took:?}");
+    if found.devices.is_empty() {
+        assert!(!found.warnings.is_empty(), "no devices and no warning");
+    }
+}
+
+#[test]
+fn kernel_config_names_round_trip() {
+    for name in ["u32", "u64", "u64x8", "u32x16", "u64x4:local", "u32:local"] {
+        let c = KernelConfig::parse(name).unwrap();
+        assert_eq!(c.name(), name);
+        assert!(c.lanes() <= 729);
+    }
+    for bad in ["", "u16", "u64x3", "u64x16", "u32:global", "x8"] {
+        assert!(KernelConfig::parse(bad).is_none(), "{bad}");
+    }
+    assert_eq!(KernelConfig::parse("U64X8"), Some(KernelConfig::U64X8));
+}
+
+/// Hashrate of every kernel variant on the first device: `cargo test --release --features
+/// opencl --test opencl -- --ignored --nocapture bench` (`CURLPOW_BENCH_SECS`, default 5).
+#[test]
+#[ignore = "benchmark, not a test"]
+fn bench_opencl_hashrate() {
+    let secs: u64 = std::env::var("CURLPOW_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let names = [
+        "u32",
+        "u64",
+        "u64x2",
+        "u64x4",
+        "u64x8",
+        "u32x16",
+        "u32:local",
+    ];
+    for name in names {
+        let Some(dev) = device(KernelConfig::parse(name)) else {
+            return;
+        };
+        let t = Instant::now();
+        dev.prepare().unwrap();
+        let prep = t.elapsed();
+        let job = SearchJob::new(&common::random_tx(9), 243).unwrap();
+        // Warm up (JIT, launch-size adaptation), then measure.
+        let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_millis(500)));
+        dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+        let start = Instant::now();
+        let ctl = SearchControl::new(None, Some(start + Duration::from_secs(secs)));
+        let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+        let rate = out.nonces as f64 / start.elapsed().as_secs_f64();
+        println!(
+            "opencl {} kernel {:<10} {:>8.3} M nonces/s (prepare {:?})",
+            dev.info().name,
+            dev.kernel().name(),
+            rate / 1e6,
+            prep
+        );
+    }
+}
