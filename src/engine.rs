@@ -4,10 +4,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 use crate::control::{CancelToken, SearchControl, StopReason};
 use crate::cpu::{self, CpuDevice, CpuKernel, PoolConfig};
-use crate::device::{Device, DeviceInfo};
+use crate::device::{Backend, Device, DeviceInfo, DiscoverOptions};
 use crate::error::Error;
+use crate::registry::{self, DeviceReport, Policy, Registry, Selection, WaitSpec};
 use crate::search::{CounterRange, SearchJob};
 use crate::transaction::Transaction;
 
@@ -16,10 +19,19 @@ use crate::transaction::Transaction;
 pub struct PowOptions {
     /// Minimum weight magnitude (0..=243).
     pub mwm: usize,
-    /// Give up after this long ([`Error::Timeout`]).
+    /// Give up this long after the call starts ([`Error::Timeout`]), waiting included.
     pub timeout: Option<Duration>,
+    /// Give up at this instant ([`Error::Timeout`]); with `timeout` too, the earlier wins.
+    pub deadline: Option<Instant>,
     /// Cancel from another thread ([`Error::Cancelled`]).
     pub cancel: Option<CancelToken>,
+    /// Which devices may run the search (default: any).
+    pub selection: Selection,
+    /// Latency mode: run the search on every free allowed device at once, disjoint nonce
+    /// ranges; the first valid hit stops the rest.
+    pub latency: bool,
+    /// Override the engine's CPU-fallback rule for this call.
+    pub cpu_fallback: Option<bool>,
 }
 
 impl PowOptions {
@@ -41,6 +53,26 @@ impl PowOptions {
     pub fn cancel(mut self, c: CancelToken) -> Self {
         self.cancel = Some(c);
         self
+    }
+
+    /// Restrict the devices.
+    pub fn selection(mut self, s: Selection) -> Self {
+        self.selection = s;
+        self
+    }
+
+    /// Turn latency mode on or off.
+    pub fn latency(mut self, on: bool) -> Self {
+        self.latency = on;
+        self
+    }
+
+    fn deadline_from(&self, start: Instant) -> Option<Instant> {
+        let t = self.timeout.and_then(|t| start.checked_add(t));
+        match (t, self.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -74,12 +106,48 @@ pub struct PowResult {
     pub report: PowReport,
 }
 
+/// A `curlpow bench` measurement.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct BenchResult {
+    /// The backend.
+    pub backend: Backend,
+    /// The device's name.
+    pub device: String,
+    /// The device's id.
+    pub device_id: String,
+    /// The kernel (CPU kernel name, or the GPU kernel's lane width).
+    pub kernel: Option<String>,
+    /// CPU worker threads (CPU only).
+    pub threads: Option<usize>,
+    /// Nonces tried.
+    pub nonces: u64,
+    /// Seconds measured.
+    pub seconds: f64,
+    /// Nonces tried per second.
+    pub nonces_per_second: f64,
+}
+
 /// Builds an [`Engine`].
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct EngineBuilder {
     threads: Option<usize>,
     kernel: Option<CpuKernel>,
     pin: bool,
+    backends: Option<Vec<Backend>>,
+    discover: DiscoverOptions,
+    extra: Vec<Arc<dyn Device>>,
+    policy: Policy,
+}
+
+impl std::fmt::Debug for EngineBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineBuilder")
+            .field("threads", &self.threads)
+            .field("kernel", &self.kernel)
+            .field("backends", &self.backends)
+            .finish_non_exhaustive()
+    }
 }
 
 impl EngineBuilder {
@@ -101,7 +169,57 @@ impl EngineBuilder {
         self
     }
 
-    /// Build the engine: the pool is created here, once.
+    /// Discover only these backends (default: every compiled one). The CPU pool is always built;
+    /// leaving [`Backend::Cpu`] out only keeps it out of the device list.
+    pub fn backends(mut self, b: &[Backend]) -> Self {
+        self.backends = Some(b.to_vec());
+        self
+    }
+
+    /// Also use software drivers of GPU APIs (PoCL, lavapipe). Off by default.
+    pub fn include_software(mut self, on: bool) -> Self {
+        self.discover.include_software = on;
+        self
+    }
+
+    /// wgpu: force the 32-bit-lane kernel.
+    pub fn force_32bit_lanes(mut self, on: bool) -> Self {
+        self.discover.force_32bit_lanes = on;
+        self
+    }
+
+    /// Add a device of your own (tests inject failing devices this way).
+    pub fn add_device(mut self, d: Arc<dyn Device>) -> Self {
+        self.extra.push(d);
+        self
+    }
+
+    /// How long a search waits for a busy GPU before the CPU takes it (default 50 ms).
+    pub fn wait_limit(mut self, d: Duration) -> Self {
+        self.policy.wait_limit = d;
+        self
+    }
+
+    /// Whether the CPU may take searches that wanted a GPU (default true).
+    pub fn cpu_fallback(mut self, on: bool) -> Self {
+        self.policy.cpu_fallback = on;
+        self
+    }
+
+    /// The longest a search waits for a device before [`Error::NoDevice`] (default: no limit
+    /// but the search's deadline).
+    pub fn max_wait(mut self, d: Duration) -> Self {
+        self.policy.max_wait = Some(d);
+        self
+    }
+
+    /// How long a faulty device sits out before it is tried again (default 30 s).
+    pub fn reprobe_after(mut self, d: Duration) -> Self {
+        self.policy.reprobe_after = d;
+        self
+    }
+
+    /// Build the engine: the pool is created and devices are discovered here, once.
     pub fn build(self) -> Result<Engine, Error> {
         let threads = match self.threads {
             Some(0) => return Err(Error::Config("threads must be at least 1".into())),
@@ -119,18 +237,61 @@ impl EngineBuilder {
             },
             kernel,
         )?);
+        let wants = |b: Backend| self.backends.as_ref().is_none_or(|l| l.contains(&b));
+        let mut discover = self.discover;
+        if std::env::var("CURLPOW_WGPU_LANES").is_ok_and(|v| v.trim() == "32") {
+            discover.force_32bit_lanes = true;
+        }
+        let mut devices: Vec<Arc<dyn Device>> = Vec::new();
+        if wants(Backend::Cpu) {
+            devices.push(cpu.clone());
+        }
+        let mut warnings = Vec::new();
+        #[cfg(feature = "opencl")]
+        if wants(Backend::Opencl) {
+            let d = crate::opencl::discover(&discover);
+            devices.extend(d.devices);
+            warnings.extend(d.warnings);
+        }
+        #[cfg(feature = "wgpu")]
+        if wants(Backend::Wgpu) {
+            let d = crate::webgpu::discover(&discover);
+            devices.extend(d.devices);
+            warnings.extend(d.warnings);
+        }
+        let _ = &discover;
+        devices.extend(self.extra);
+        let (devices, notes) = registry::dedupe(devices);
+        warnings.extend(notes);
+        let host_threads = (2 * devices.len()).max(2);
+        let host = rayon::ThreadPoolBuilder::new()
+            .num_threads(host_threads)
+            .thread_name(|i| format!("curlpow-host-{i}"))
+            .build()
+            .map_err(|e| Error::Pool(e.to_string()))?;
         Ok(Engine {
-            inner: Arc::new(Inner { cpu }),
+            inner: Arc::new(Inner {
+                cpu,
+                registry: Registry::new(devices, self.policy),
+                host,
+                warnings,
+            }),
         })
     }
 }
 
 struct Inner {
     cpu: Arc<CpuDevice>,
+    registry: Registry,
+    /// Host threads for device searches of `pow_many` and latency mode: built once. GPU waits
+    /// happen here, never on the CPU pool's workers.
+    host: rayon::ThreadPool,
+    warnings: Vec<String>,
 }
 
 /// The PoW engine. Cheap to clone (an `Arc`); share one per process: its thread pool is built
-/// once and every search, from any number of caller threads, runs on it.
+/// once, its devices discovered once, and every search, from any number of caller threads,
+/// takes a lease on a free device.
 ///
 /// ```
 /// use curlpow::{Engine, Transaction};
@@ -148,8 +309,25 @@ impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
             .field("cpu", &self.inner.cpu)
+            .field(
+                "devices",
+                &self
+                    .inner
+                    .registry
+                    .slots
+                    .iter()
+                    .map(|s| &s.info.id)
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
+}
+
+/// What one device did in one search.
+struct DeviceRun {
+    found: Option<Transaction>,
+    nonces: u64,
+    fault: Option<Error>,
 }
 
 impl Engine {
@@ -168,40 +346,297 @@ impl Engine {
         self.pow_with(tx, &PowOptions::mwm(mwm))
     }
 
-    /// [`pow`](Self::pow) with a timeout and/or cancel token.
+    /// [`pow`](Self::pow) with a timeout, cancel token, device selection or latency mode.
+    ///
+    /// A device that fails (driver error, or a nonce the host check rejects) is marked
+    /// unhealthy and the search is retried on another allowed device; the error reaches the
+    /// caller only when no allowed device is left.
     pub fn pow_with(&self, tx: &Transaction, opts: &PowOptions) -> Result<PowResult, Error> {
         let job = SearchJob::new(tx, opts.mwm)?;
         let started = Instant::now();
-        let ctl = SearchControl::new(opts.cancel.clone(), opts.timeout.map(|t| started + t));
-        let dev: &dyn Device = &*self.inner.cpu;
-        let out = dev.search(&job, CounterRange::ALL, &ctl)?;
-        let elapsed = started.elapsed();
-        match out.hit {
-            Some(hit) => {
-                let transaction = job.verify(hit).ok_or_else(|| Error::InvalidNonce {
-                    device: dev.info().id.clone(),
+        let deadline = opts.deadline_from(started);
+        let reg = &self.inner.registry;
+        let mut allowed = reg.allowed(&opts.selection);
+        if allowed.is_empty() {
+            return Err(Error::NoDevice(format!(
+                "no device matches the selection {:?}",
+                opts.selection
+            )));
+        }
+        let mut nonces = 0u64;
+        let mut last_fault: Option<Error> = None;
+        loop {
+            let lease = reg
+                .acquire(WaitSpec {
+                    allowed: allowed.clone(),
+                    all: opts.latency,
+                    deadline,
+                    cancel: opts.cancel.as_ref(),
+                    cpu_fallback: opts.cpu_fallback.unwrap_or(reg.policy.cpu_fallback),
+                })
+                .map_err(|e| match (e, last_fault.take()) {
+                    (Error::NoDevice(_), Some(fault)) => fault,
+                    (Error::Cancelled { .. }, _) => Error::Cancelled { nonces },
+                    (Error::Timeout { elapsed, .. }, _) => Error::Timeout { elapsed, nonces },
+                    (e, _) => e,
                 })?;
-                Ok(PowResult {
+            let ctl = SearchControl::new(opts.cancel.clone(), deadline);
+            let runs = self.run_lease(&job, &lease.indices, &ctl);
+            let indices = lease.indices.clone();
+            drop(lease);
+            let mut winner = None;
+            for (&i, run) in indices.iter().zip(runs) {
+                nonces += run.nonces;
+                if let Some(t) = run.found {
+                    winner.get_or_insert((i, t));
+                }
+                if let Some(e) = run.fault {
+                    allowed.retain(|&d| d != i);
+                    last_fault = Some(e);
+                }
+            }
+            if let Some((i, transaction)) = winner {
+                return Ok(PowResult {
                     transaction,
                     report: PowReport {
-                        nonces: out.nonces,
-                        elapsed,
-                        device: dev.info().id.clone(),
+                        nonces,
+                        elapsed: started.elapsed(),
+                        device: reg.slots[i].info.id.clone(),
                     },
-                })
+                });
             }
-            None => Err(stop_error(&ctl, out.nonces, elapsed)),
+            if let Some(reason) = ctl.stop_reason() {
+                if reason != StopReason::Found {
+                    return Err(stop_error(reason, nonces, started.elapsed()));
+                }
+            }
+            match &last_fault {
+                Some(_) if !allowed.is_empty() => continue,
+                Some(_) => return Err(last_fault.take().expect("checked")),
+                None => {
+                    return Err(Error::NoDevice(
+                        "the device stopped without a nonce and without a reason".into(),
+                    ))
+                }
+            }
         }
+    }
+
+    /// Run one search on every leased device at once, disjoint counter ranges.
+    fn run_lease(&self, job: &SearchJob, indices: &[usize], ctl: &SearchControl) -> Vec<DeviceRun> {
+        let n = indices.len();
+        if n == 1 {
+            return vec![self.run_one(indices[0], job, CounterRange::ALL, ctl)];
+        }
+        let mut runs: Vec<Option<DeviceRun>> = (0..n).map(|_| None).collect();
+        let (first, rest) = runs.split_first_mut().expect("n > 1");
+        self.inner.host.in_place_scope(|s| {
+            for (k, slot) in rest.iter_mut().enumerate() {
+                let i = indices[k + 1];
+                s.spawn(move |_| {
+                    *slot = Some(self.run_one(i, job, CounterRange::ALL.part(k + 1, n), ctl));
+                });
+            }
+            *first = Some(self.run_one(indices[0], job, CounterRange::ALL.part(0, n), ctl));
+        });
+        runs.into_iter()
+            .map(|r| r.expect("every device ran"))
+            .collect()
+    }
+
+    /// One device, one search, host check included.
+    fn run_one(
+        &self,
+        i: usize,
+        job: &SearchJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> DeviceRun {
+        let reg = &self.inner.registry;
+        let slot = &reg.slots[i];
+        let _in_flight = reg.enter(i);
+        let t0 = Instant::now();
+        let r = slot.device.search(job, range, ctl);
+        let busy = t0.elapsed();
+        match r {
+            Ok(out) => match out.hit.map(|h| job.verify(h)) {
+                Some(Some(tx)) => {
+                    ctl.set_found();
+                    reg.record(i, busy, true);
+                    reg.healthy(i);
+                    DeviceRun {
+                        found: Some(tx),
+                        nonces: out.nonces,
+                        fault: None,
+                    }
+                }
+                Some(None) => {
+                    reg.fault(i, busy);
+                    DeviceRun {
+                        found: None,
+                        nonces: out.nonces,
+                        fault: Some(Error::InvalidNonce {
+                            device: slot.info.id.clone(),
+                        }),
+                    }
+                }
+                None => {
+                    reg.record(i, busy, false);
+                    DeviceRun {
+                        found: None,
+                        nonces: out.nonces,
+                        fault: None,
+                    }
+                }
+            },
+            Err(e) => {
+                reg.fault(i, busy);
+                DeviceRun {
+                    found: None,
+                    nonces: 0,
+                    fault: Some(e),
+                }
+            }
+        }
+    }
+
+    /// PoW on many independent transactions, spread over the free devices; results in input
+    /// order. Each transaction is a search of its own with `opts` (a `timeout` counts from the
+    /// start of the whole batch).
+    pub fn pow_many(
+        &self,
+        txs: &[Transaction],
+        opts: &PowOptions,
+    ) -> Vec<Result<PowResult, Error>> {
+        let mut opts = opts.clone();
+        opts.deadline = opts.deadline_from(Instant::now());
+        opts.timeout = None;
+        if txs.len() <= 1 {
+            return txs.iter().map(|tx| self.pow_with(tx, &opts)).collect();
+        }
+        let mut results: Vec<Option<Result<PowResult, Error>>> =
+            (0..txs.len()).map(|_| None).collect();
+        let opts = &opts;
+        self.inner.host.scope(|s| {
+            for (tx, slot) in txs.iter().zip(results.iter_mut()) {
+                s.spawn(move |_| *slot = Some(self.pow_with(tx, opts)));
+            }
+        });
+        results
+            .into_iter()
+            .map(|r| r.expect("every job ran"))
+            .collect()
+    }
+
+    /// Measure a device: nonces per second on a fixed pseudo-random transaction with an
+    /// unreachable target, for `duration`.
+    pub fn bench(&self, device_id: &str, duration: Duration) -> Result<BenchResult, Error> {
+        let reg = &self.inner.registry;
+        let i = reg
+            .slots
+            .iter()
+            .position(|s| s.info.id == device_id)
+            .ok_or_else(|| Error::NoDevice(format!("no device with id {device_id:?}")))?;
+        let job = SearchJob::new(&bench_transaction(), 243)?;
+        let lease = reg.acquire(WaitSpec {
+            allowed: vec![i],
+            all: false,
+            deadline: None,
+            cancel: None,
+            cpu_fallback: false,
+        })?;
+        let t0 = Instant::now();
+        let ctl = SearchControl::new(None, Some(t0 + duration));
+        let run = self.run_one(i, &job, CounterRange::ALL, &ctl);
+        let seconds = t0.elapsed().as_secs_f64();
+        drop(lease);
+        if let Some(e) = run.fault {
+            return Err(e);
+        }
+        let info = &reg.slots[i].info;
+        let detail_str = |k: &str| {
+            info.details
+                .get(k)
+                .and_then(|v| v.as_str())
+                .map(String::from)
+        };
+        Ok(BenchResult {
+            backend: info.backend,
+            device: info.name.clone(),
+            device_id: info.id.clone(),
+            kernel: detail_str("kernel").or_else(|| {
+                info.details
+                    .get("lanes")
+                    .and_then(|v| v.as_u64())
+                    .map(|l| format!("{l}-lane"))
+            }),
+            threads: info
+                .details
+                .get("threads")
+                .and_then(|v| v.as_u64())
+                .map(|t| t as usize),
+            nonces: run.nonces,
+            seconds,
+            nonces_per_second: run.nonces as f64 / seconds.max(1e-9),
+        })
     }
 
     /// Every device of the engine.
     pub fn devices(&self) -> Vec<DeviceInfo> {
-        vec![self.inner.cpu.info().clone()]
+        self.inner
+            .registry
+            .slots
+            .iter()
+            .map(|s| s.info.clone())
+            .collect()
+    }
+
+    /// The devices a selection allows.
+    pub fn select(&self, sel: &Selection) -> Vec<DeviceInfo> {
+        self.devices()
+            .into_iter()
+            .filter(|d| sel.allows(d))
+            .collect()
+    }
+
+    /// An error naming what is wrong if a selection allows no device or names unknown ids.
+    pub fn check_selection(&self, sel: &Selection) -> Result<(), Error> {
+        let ids: Vec<String> = self.devices().into_iter().map(|d| d.id).collect();
+        for d in sel.devices.iter().chain(&sel.exclude) {
+            if !ids.contains(d) {
+                return Err(Error::NoDevice(format!(
+                    "no device with id {d:?} (devices: {})",
+                    ids.join(", ")
+                )));
+            }
+        }
+        if self.select(sel).is_empty() {
+            return Err(Error::NoDevice(format!(
+                "the selection allows none of the devices ({})",
+                ids.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every device with its statistics for this process.
+    pub fn device_report(&self) -> Vec<DeviceReport> {
+        self.inner.registry.reports()
+    }
+
+    /// Problems met while discovering devices (drivers that did not answer, duplicates).
+    pub fn discovery_warnings(&self) -> &[String] {
+        &self.inner.warnings
     }
 
     /// Nonces tried by this engine so far, all devices (summed on read).
     pub fn nonces_tried(&self) -> u64 {
-        self.inner.cpu.nonces_tried()
+        self.inner
+            .registry
+            .slots
+            .iter()
+            .map(|s| s.device.nonces_tried())
+            .sum()
     }
 
     /// The CPU device (pool size, kernel).
@@ -210,11 +645,23 @@ impl Engine {
     }
 }
 
-fn stop_error(ctl: &SearchControl, nonces: u64, elapsed: Duration) -> Error {
-    match ctl.stop_reason() {
-        Some(StopReason::Cancelled) => Error::Cancelled { nonces },
-        Some(StopReason::Deadline) => Error::Timeout { elapsed, nonces },
-        // A device stopped without a hit and without a reason: its range ran out.
-        _ => Error::NoDevice("the nonce range was exhausted without a hit".into()),
+fn stop_error(reason: StopReason, nonces: u64, elapsed: Duration) -> Error {
+    match reason {
+        StopReason::Cancelled => Error::Cancelled { nonces },
+        _ => Error::Timeout { elapsed, nonces },
     }
+}
+
+/// The fixed pseudo-random transaction `curlpow bench` searches.
+pub fn bench_transaction() -> Transaction {
+    let mut s = 0x243F_6A88_85A3_08D3u64;
+    let trits: Vec<i8> = (0..crate::TRANSACTION_TRITS)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 3) as i8 - 1
+        })
+        .collect();
+    Transaction::from_trits(&trits).expect("trits")
 }

@@ -29,6 +29,8 @@ mod engine;
 mod error;
 #[cfg(feature = "opencl")]
 pub mod opencl;
+pub mod queue;
+mod registry;
 pub mod search;
 mod transaction;
 mod trinary;
@@ -39,12 +41,17 @@ pub use control::CancelToken;
 pub use cpu::CpuKernel;
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
-pub use engine::{Engine, EngineBuilder, PowOptions, PowReport, PowResult};
+pub use engine::{
+    bench_transaction, BenchResult, Engine, EngineBuilder, PowOptions, PowReport, PowResult,
+};
 pub use error::{Error, TryteError};
+pub use registry::{DeviceReport, DeviceStats, Selection};
 pub use transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
 pub use trinary::{trailing_zeros, trits_to_trytes, trytes_to_trits, Trit, TRYTE_ALPHABET};
 
 /// Low-level trinary helpers.
 pub mod trits {
-    pub use crate::trinary::{read_balanced, tryte_char, tryte_value, tryte_value_to_trits, write_balanced};
+    pub use crate::trinary::{
+        read_balanced, tryte_char, tryte_value, tryte_value_to_trits, write_balanced,
+    };
 }
