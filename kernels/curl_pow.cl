@@ -7,6 +7,7 @@
 //   STATE_LOCAL 0: the state lives in private memory;
 //               1: in __local memory, laid out [slot][half][work-item] (LOCAL_SIZE work-items)
 //   LOCAL_SIZE  work-group size the kernel is launched with (used when STATE_LOCAL is 1)
+//   FUSE        1: one round per pass over the state; 3: three rounds fused per pass
 //
 // Encoding of one trit (domain.md): -1 -> (lo 1, hi 0), 0 -> (1, 1), +1 -> (0, 1).
 // S-box, 4 operations: lo' = a.hi ^ (~b.lo & a.lo); hi' = a.lo ^ (b.hi & lo').
@@ -28,6 +29,14 @@
 #define COUNTER_TRIT0 168
 #define COUNTER_TRITS 42
 #define LANES (LANE_BITS * VEC)
+#ifndef FUSE
+#define FUSE 3
+#endif
+#if FUSE == 1
+#define SLOTS STATE_LEN
+#else
+#define SLOTS (STATE_LEN + 5)
+#endif
 
 #if LANE_BITS == 64
 typedef ulong B;
@@ -67,7 +76,16 @@ typedef CAT(B_NAME, VEC) W;
 // Component c of a private W.
 #define COMP(wptr, c) (((__private B *)(wptr))[(c)])
 
-// 81 rounds in place. Returns the final multiplier c: logical trit j is in slot (c * j) % 729.
+// The S-box on bit-sliced pairs: out = S(a, b).
+#define SBOX(olo, ohi, alo, ahi, blo, bhi)                                                      \
+    do {                                                                                       \
+        olo = (ahi) ^ (~(blo) & (alo));                                                        \
+        ohi = (alo) ^ ((bhi) & olo);                                                           \
+    } while (0)
+
+#if FUSE == 1
+// 81 single rounds in place. Returns the final multiplier c: logical trit j is in slot
+// (c * j) % 729.
 inline uint transform(STATE_SPACE W *st) {
     uint c = 1;
     for (uint r = 0; r < ROUNDS; r++) {
@@ -83,21 +101,99 @@ inline uint transform(STATE_SPACE W *st) {
             n = (n >= STATE_LEN) ? n - STATE_LEN : n;
             const W b_lo = LO(st, n);
             const W b_hi = HI(st, n);
-            const W lo = a_hi ^ (~b_lo & a_lo);
+            W lo, hi;
+            SBOX(lo, hi, a_lo, a_hi, b_lo, b_hi);
             LO(st, s) = lo;
-            HI(st, s) = a_lo ^ (b_hi & lo);
+            HI(st, s) = hi;
             a_lo = b_lo;
             a_hi = b_hi;
             s = n;
         }
         // Chain position 728: its b is old logical 0, kept aside.
-        const W lo = a_hi ^ (~z_lo & a_lo);
+        W lo, hi;
+        SBOX(lo, hi, a_lo, a_hi, z_lo, z_hi);
         LO(st, s) = lo;
-        HI(st, s) = a_lo ^ (z_hi & lo);
+        HI(st, s) = hi;
         c = d;
     }
     return c;
 }
+#else
+// 27 passes of 3 fused rounds, in place (the wavefront of src/cpu/wavefront.rs).
+//
+// Round r seen through L_r[z] = state_r[alpha_r z] with alpha_{r+1} = -2 alpha_r is a two-tap
+// stencil: L_{r+1}[z] = S(L_r[z], L_r[z + delta_r]), delta_{r+1} = -delta_r / 2. A pass of 3
+// rounds starts at alpha_0 = -1/8 (delta = 4, -2, 1) and ends in natural order
+// (L_3[z] = state_{r+3}[z]). It walks t upwards: loads L_0[t], computes L_1[t-4], L_2[t-4] and
+// L_3[t-5] from register windows, and stores L_3[t-5] into the slot L_0[t-5] came from, which no
+// later step reads. Each trit is loaded and stored once per 3 rounds. L_0[z] lives in slot
+// (m z) mod 729 (m = c alpha_0); for z = 729..733 the pass reads copies of L_0[0..5] made in
+// side slots 729..733 before it starts. Needs 734 slots.
+#define ALPHA0 91u /* -1/8 mod 729: 8 * 91 = 728 = -1 */
+
+inline uint transform(STATE_SPACE W *st) {
+    uint c = 1;
+    for (uint pass = 0; pass < ROUNDS / 3; pass++) {
+        const uint m = (c * ALPHA0) % STATE_LEN;
+        // Side copies of L_0[0..5].
+        uint s = 0;
+        for (uint z = 0; z < 5; z++) {
+            LO(st, STATE_LEN + z) = LO(st, s);
+            HI(st, STATE_LEN + z) = HI(st, s);
+            s += m;
+            s = (s >= STATE_LEN) ? s - STATE_LEN : s;
+        }
+        W p0l = ZEROS, p0h = ZEROS, p1l = ZEROS, p1h = ZEROS, p2l = ZEROS, p2h = ZEROS,
+          p3l = ZEROS, p3h = ZEROS;
+        W q0l = ZEROS, q0h = ZEROS, q1l = ZEROS, q1h = ZEROS;
+        W r0l = ZEROS, r0h = ZEROS;
+        // Read slot for t = -2, write slot for z = t - 5 = 0.
+        uint rs = STATE_LEN - (2u * m) % STATE_LEN;
+        rs = (rs >= STATE_LEN) ? rs - STATE_LEN : rs;
+        uint ws = 0;
+
+#define FUSED_STEP(LOAD_SLOT, STORE)                                                            \
+    do {                                                                                       \
+        const W p4l = LO(st, LOAD_SLOT);                                                       \
+        const W p4h = HI(st, LOAD_SLOT);                                                       \
+        W n1l, n1h, n2l, n2h, n3l, n3h;                                                        \
+        SBOX(n1l, n1h, p0l, p0h, p4l, p4h);                                                    \
+        SBOX(n2l, n2h, n1l, n1h, q0l, q0h);                                                    \
+        SBOX(n3l, n3h, r0l, r0h, n2l, n2h);                                                    \
+        if (STORE) {                                                                           \
+            LO(st, ws) = n3l;                                                                  \
+            HI(st, ws) = n3h;                                                                  \
+            ws += m;                                                                           \
+            ws = (ws >= STATE_LEN) ? ws - STATE_LEN : ws;                                      \
+        }                                                                                      \
+        p0l = p1l; p0h = p1h; p1l = p2l; p1h = p2h; p2l = p3l; p2h = p3h; p3l = p4l; p3h = p4h; \
+        q0l = q1l; q0h = q1h; q1l = n1l; q1h = n1h;                                            \
+        r0l = n2l; r0h = n2h;                                                                  \
+    } while (0)
+
+        // t = -2..4: fill the windows.
+        for (int t = -2; t < 5; t++) {
+            FUSED_STEP(rs, 0);
+            rs += m;
+            rs = (rs >= STATE_LEN) ? rs - STATE_LEN : rs;
+        }
+        // t = 5..728: store L_3[t - 5].
+#pragma unroll 4
+        for (uint t = 5; t < STATE_LEN; t++) {
+            FUSED_STEP(rs, 1);
+            rs += m;
+            rs = (rs >= STATE_LEN) ? rs - STATE_LEN : rs;
+        }
+        // t = 729..733: read the side copies.
+        for (uint t = STATE_LEN; t < STATE_LEN + 5; t++) {
+            FUSED_STEP(t, 1);
+        }
+#undef FUSED_STEP
+        c = m;
+    }
+    return c;
+}
+#endif
 
 // Bit `lane` of a private W.
 inline void set_bit(W *w, uint lane, bool v) {
@@ -132,10 +228,10 @@ __kernel void curl_search(__global const char *mid, ulong base, uint iters, ulon
                           uint mwm, __global volatile uint *res) {
     const ulong gid = get_global_id(0);
 #if STATE_LOCAL
-    __local W lst[2 * STATE_LEN * LOCAL_SIZE];
+    __local W lst[2 * SLOTS * LOCAL_SIZE];
     __local W *st = lst + get_local_id(0);
 #else
-    W pst[2 * STATE_LEN];
+    W pst[2 * SLOTS];
     W *st = pst;
 #endif
 
@@ -212,10 +308,10 @@ __kernel void curl_search(__global const char *mid, ulong base, uint iters, ulon
 __kernel void curl_transform(__global const char *input, __global char *output, uint n_states) {
     const uint first = get_global_id(0) * LANES;
 #if STATE_LOCAL
-    __local W lst[2 * STATE_LEN * LOCAL_SIZE];
+    __local W lst[2 * SLOTS * LOCAL_SIZE];
     __local W *st = lst + get_local_id(0);
 #else
-    W pst[2 * STATE_LEN];
+    W pst[2 * SLOTS];
     W *st = pst;
 #endif
     for (uint i = 0; i < STATE_LEN; i++) {

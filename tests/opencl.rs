@@ -52,6 +52,8 @@ fn variants() -> Vec<Option<KernelConfig>> {
         Some(KernelConfig::U64),
         Some(KernelConfig::U64X8),
         KernelConfig::parse("u32:local"),
+        KernelConfig::parse("u64x8-f1"),
+        KernelConfig::parse("u32-f1:local"),
     ]
 }
 
@@ -336,12 +338,30 @@ fn discovery_is_fast() {
 
 #[test]
 fn kernel_config_names_round_trip() {
-    for name in ["u32", "u64", "u64x8", "u32x16", "u64x4:local", "u32:local"] {
+    for name in [
+        "u32",
+        "u64",
+        "u64x8",
+        "u32x16",
+        "u64x4:local",
+        "u32:local",
+        "u64x8-f1",
+        "u32-f1:local",
+    ] {
         let c = KernelConfig::parse(name).unwrap();
         assert_eq!(c.name(), name);
         assert!(c.lanes() <= 729);
     }
-    for bad in ["", "u16", "u64x3", "u64x16", "u32:global", "x8"] {
+    for bad in [
+        "",
+        "u16",
+        "u64x3",
+        "u64x16",
+        "u32:global",
+        "x8",
+        "u64-f2",
+        "u64-f",
+    ] {
         assert!(KernelConfig::parse(bad).is_none(), "{bad}");
     }
     assert_eq!(KernelConfig::parse("U64X8"), Some(KernelConfig::U64X8));
@@ -359,10 +379,11 @@ fn bench_opencl_hashrate() {
     let names = [
         "u32",
         "u64",
-        "u64x2",
         "u64x4",
         "u64x8",
         "u32x16",
+        "u64x8-f1",
+        "u32x16-f1",
         "u32:local",
     ];
     for name in names {

@@ -66,6 +66,8 @@ pub struct KernelConfig {
     pub vec: u32,
     /// Keep the state in `__local` memory (`[slot][half][work-item]`) instead of private memory.
     pub local_state: bool,
+    /// Rounds fused per pass over the state: 3 (the default, 27 wavefront passes) or 1.
+    pub fuse: u32,
 }
 
 impl KernelConfig {
@@ -74,18 +76,21 @@ impl KernelConfig {
         lane_bits: 32,
         vec: 1,
         local_state: false,
+        fuse: 3,
     };
     /// 64 lanes in `ulong`, private state.
     pub const U64: KernelConfig = KernelConfig {
         lane_bits: 64,
         vec: 1,
         local_state: false,
+        fuse: 3,
     };
     /// 512 lanes in `ulong8`, private state (the CPU-device default: one AVX-512 register).
     pub const U64X8: KernelConfig = KernelConfig {
         lane_bits: 64,
         vec: 8,
         local_state: false,
+        fuse: 3,
     };
 
     /// Nonces per transform of one work-item.
@@ -98,9 +103,14 @@ impl KernelConfig {
         self.lanes() / 8
     }
 
-    /// Bytes of one work-item's state (729 trits, two halves).
+    /// Bytes of one work-item's state (729 trits, two halves, plus 5 side slots when fused).
     pub fn state_bytes(&self) -> usize {
-        2 * STATE_LEN * self.word_bytes()
+        let slots = if self.fuse == 1 {
+            STATE_LEN
+        } else {
+            STATE_LEN + 5
+        };
+        2 * slots * self.word_bytes()
     }
 
     /// Whether the combination is one the kernel supports.
@@ -108,6 +118,7 @@ impl KernelConfig {
         matches!(self.lane_bits, 32 | 64)
             && matches!(self.vec, 1 | 2 | 4 | 8 | 16)
             && self.lanes() <= MAX_LANES
+            && matches!(self.fuse, 1 | 3)
     }
 
     /// The default for a kind of device.
@@ -118,7 +129,8 @@ impl KernelConfig {
         }
     }
 
-    /// Parse `u32`, `u64`, `u64x8`, `u32x16`, … optionally followed by `:local` or `:private`.
+    /// Parse `u32`, `u64`, `u64x8`, `u32x16`, …, optionally followed by `-f1` (one round per
+    /// pass instead of three fused) and by `:local` or `:private`.
     pub fn parse(s: &str) -> Option<KernelConfig> {
         let s = s.trim().to_ascii_lowercase();
         let (word, space) = match s.split_once(':') {
@@ -129,6 +141,10 @@ impl KernelConfig {
             "local" => true,
             "private" => false,
             _ => return None,
+        };
+        let (word, fuse) = match word.split_once("-f") {
+            Some((w, f)) => (w.to_string(), f.parse::<u32>().ok()?),
+            None => (word, 3),
         };
         let (bits, vec) = match word.split_once('x') {
             Some((b, v)) => (b, v.parse::<u32>().ok()?),
@@ -143,15 +159,19 @@ impl KernelConfig {
             lane_bits,
             vec,
             local_state,
+            fuse,
         };
         c.is_valid().then_some(c)
     }
 
-    /// The name [`parse`](Self::parse) reads back, e.g. `"u64x8"` or `"u32:local"`.
+    /// The name [`parse`](Self::parse) reads back, e.g. `"u64x8"`, `"u64-f1"` or `"u32:local"`.
     pub fn name(&self) -> String {
         let mut s = format!("u{}", self.lane_bits);
         if self.vec > 1 {
             s.push_str(&format!("x{}", self.vec));
+        }
+        if self.fuse != 3 {
+            s.push_str(&format!("-f{}", self.fuse));
         }
         if self.local_state {
             s.push_str(":local");
@@ -161,11 +181,12 @@ impl KernelConfig {
 
     fn build_options(&self, local_size: usize) -> String {
         format!(
-            "-DLANE_BITS={} -DVEC={} -DSTATE_LOCAL={} -DLOCAL_SIZE={}",
+            "-DLANE_BITS={} -DVEC={} -DSTATE_LOCAL={} -DLOCAL_SIZE={} -DFUSE={}",
             self.lane_bits,
             self.vec,
             u32::from(self.local_state),
-            local_size
+            local_size,
+            self.fuse
         )
     }
 }
