@@ -1,9 +1,15 @@
 //! The CPU backend: one persistent pool, one search at a time across all its workers, each worker
 //! on its own disjoint counter range.
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod platform;
 mod pool;
 pub mod portable;
+#[cfg(target_arch = "x86_64")]
+mod wavefront;
 
 pub use platform::CpuKernel;
 pub use pool::{default_threads, PoolConfig};

@@ -1,4 +1,8 @@
 //! CPU kernel choice: detected once, overridable by the API or `CURLPOW_CPU_KERNEL`.
+//!
+//! Every kernel has the same signature as [`portable::search`](super::portable::search); the
+//! SIMD ones are safe `#[target_feature]` functions, and the only `unsafe` is here, where a call
+//! follows [`CpuKernel::is_supported`].
 
 use crate::control::Worker;
 use crate::error::Error;
@@ -10,11 +14,17 @@ use crate::search::{CounterRange, Hit, SearchJob};
 pub enum CpuKernel {
     /// 64 lanes in `u64`; runs everywhere; the reference.
     Portable,
+    /// 256 lanes in `__m256i` (x86-64 with AVX2), three rounds fused per pass.
+    Avx2,
+    /// 512 lanes in `__m512i` (x86-64 with AVX-512F), `vpternlogq` S-box, five rounds fused
+    /// per pass.
+    Avx512,
 }
 
 impl CpuKernel {
     /// Every kernel, slowest first.
-    pub const ALL: &'static [CpuKernel] = &[CpuKernel::Portable];
+    pub const ALL: &'static [CpuKernel] =
+        &[CpuKernel::Portable, CpuKernel::Avx2, CpuKernel::Avx512];
 
     /// The fastest kernel this CPU supports.
     pub fn detect() -> CpuKernel {
@@ -25,10 +35,17 @@ impl CpuKernel {
             .unwrap_or(&CpuKernel::Portable)
     }
 
-    /// Whether this CPU can run the kernel.
+    /// Whether this CPU can run the kernel. (`is_x86_feature_detected!` runs CPUID once per
+    /// process and caches the answer in a static; later calls are one load.)
     pub fn is_supported(self) -> bool {
         match self {
             CpuKernel::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx2 => std::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx512 => std::is_x86_feature_detected!("avx512f"),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
         }
     }
 
@@ -36,6 +53,8 @@ impl CpuKernel {
     pub fn name(self) -> &'static str {
         match self {
             CpuKernel::Portable => "portable",
+            CpuKernel::Avx2 => "avx2",
+            CpuKernel::Avx512 => "avx512",
         }
     }
 
@@ -43,6 +62,8 @@ impl CpuKernel {
     pub fn lanes(self) -> usize {
         match self {
             CpuKernel::Portable => super::portable::LANES,
+            CpuKernel::Avx2 => 256,
+            CpuKernel::Avx512 => 512,
         }
     }
 
@@ -56,7 +77,11 @@ impl CpuKernel {
                 kernel: name.to_string(),
                 reason: format!(
                     "unknown kernel (known: {})",
-                    Self::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+                    Self::ALL
+                        .iter()
+                        .map(|k| k.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             })?;
         k.check()?;
@@ -83,11 +108,109 @@ impl CpuKernel {
         }
     }
 
-    /// Run the kernel on one worker's range.
-    pub(crate) fn search(self, job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Option<Hit> {
+    /// Run the kernel on one worker's range. A kernel this CPU lacks finds nothing (the device
+    /// checks support when it is built, so this does not happen).
+    pub(crate) fn search(
+        self,
+        job: &SearchJob,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Option<Hit> {
         match self {
             CpuKernel::Portable => super::portable::search(job, range, w),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx2 if self.is_supported() => {
+                // SAFETY: is_supported() just confirmed AVX2 on this CPU.
+                unsafe { super::avx2::search(job, range, w) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx512 if self.is_supported() => {
+                // SAFETY: is_supported() just confirmed AVX-512F on this CPU.
+                unsafe { super::avx512::search(job, range, w) }
+            }
+            _ => None,
         }
+    }
+
+    /// Test hook: run this kernel's 81-round transform on each state in place (lane `k` of a
+    /// batch = `states[k]`), so it can be compared with [`crate::transform`].
+    #[doc(hidden)]
+    pub fn transform_states(self, states: &mut [[i8; crate::STATE_LEN]]) -> Result<(), Error> {
+        self.check()?;
+        match self {
+            CpuKernel::Portable => {
+                for chunk in states.chunks_mut(super::portable::LANES) {
+                    let mut s = super::portable::State::broadcast(&[0; crate::STATE_LEN]);
+                    for (k, st) in chunk.iter().enumerate() {
+                        for (i, &t) in st.iter().enumerate() {
+                            let (l, h) = crate::search::trit_bits(t);
+                            s.lo[i] = (s.lo[i] & !(1 << k)) | (u64::from(l) << k);
+                            s.hi[i] = (s.hi[i] & !(1 << k)) | (u64::from(h) << k);
+                        }
+                    }
+                    let mut scratch = s.clone();
+                    super::portable::transform(&mut s, &mut scratch);
+                    for (k, st) in chunk.iter_mut().enumerate() {
+                        for (i, t) in st.iter_mut().enumerate() {
+                            *t = crate::search::bits_trit(
+                                (s.lo[i] >> k) & 1 == 1,
+                                (s.hi[i] >> k) & 1 == 1,
+                            );
+                        }
+                    }
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX2 on this CPU.
+            CpuKernel::Avx2 => unsafe { super::avx2::transform_states(states) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX-512F on this CPU.
+            CpuKernel::Avx512 => unsafe { super::avx512::transform_states(states) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Test hook: the nonce trits (block trits 162..243) this kernel puts into each lane of its
+    /// pre-transform states for the first `transforms` counters of `range`, lane by lane.
+    #[doc(hidden)]
+    pub fn placed_nonces(
+        self,
+        job: &SearchJob,
+        range: CounterRange,
+        transforms: usize,
+    ) -> Result<Vec<[i8; 81]>, Error> {
+        self.check()?;
+        Ok(match self {
+            CpuKernel::Portable => super::portable::placed_nonces(job, range, transforms),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX2 on this CPU.
+            CpuKernel::Avx2 => unsafe { super::avx2::placed_nonces(job, range, transforms) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX-512F on this CPU.
+            CpuKernel::Avx512 => unsafe { super::avx512::placed_nonces(job, range, transforms) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => Vec::new(),
+        })
+    }
+
+    /// Bench hook: `n` bare transforms of `job`'s template (no counter, zero test or stop
+    /// check), to measure what the search loop adds.
+    #[doc(hidden)]
+    pub fn bare_transforms(self, job: &SearchJob, n: usize) -> Result<u64, Error> {
+        self.check()?;
+        Ok(match self {
+            CpuKernel::Portable => super::portable::bare_transforms(job, n),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX2 on this CPU.
+            CpuKernel::Avx2 => unsafe { super::avx2::bare_transforms(job, n) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX-512F on this CPU.
+            CpuKernel::Avx512 => unsafe { super::avx512::bare_transforms(job, n) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => 0,
+        })
     }
 }
 

@@ -122,6 +122,59 @@ pub fn search(job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Optio
     None
 }
 
+/// Test hook: the nonce trits (block trits 162..243) of every lane of the pre-transform states
+/// [`search`] builds for the first `transforms` counters of `range`.
+pub(crate) fn placed_nonces(
+    job: &SearchJob,
+    range: CounterRange,
+    transforms: usize,
+) -> Vec<[i8; 81]> {
+    let mut template = State::broadcast(job.state());
+    template.set_lane_numbers();
+    let mut counter = crate::search::Counter::new(range.start);
+    for (j, &t) in counter.trits().iter().enumerate() {
+        template.set_all(COUNTER_TRITS.start + j, t);
+    }
+    let mut out = Vec::new();
+    for n in 0..(transforms as u64).min(range.len) {
+        if n > 0 {
+            let changed = counter.increment();
+            for j in 0..changed {
+                template.set_all(COUNTER_TRITS.start + j, counter.trits()[j]);
+            }
+        }
+        for k in 0..LANES {
+            let mut nonce = [0i8; 81];
+            for (j, t) in nonce.iter_mut().enumerate() {
+                let i = crate::search::NONCE_OFFSET + j;
+                *t = crate::search::bits_trit(
+                    (template.lo[i] >> k) & 1 == 1,
+                    (template.hi[i] >> k) & 1 == 1,
+                );
+            }
+            out.push(nonce);
+        }
+    }
+    out
+}
+
+/// Bench hook: `n` bare transforms (template copy, transform; no counter, zero test or stop
+/// check). Returns a value derived from the result so nothing is optimised away.
+pub(crate) fn bare_transforms(job: &SearchJob, n: usize) -> u64 {
+    let mut template = State::broadcast(job.state());
+    template.set_lane_numbers();
+    let mut s = template.clone();
+    let mut scratch = template.clone();
+    let mut acc = 0u64;
+    for _ in 0..n {
+        s.lo = template.lo;
+        s.hi = template.hi;
+        transform(&mut s, &mut scratch);
+        acc = acc.wrapping_add(s.lo[HASH_LEN - 1]);
+    }
+    acc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,7 +189,11 @@ mod tests {
                 let (bl, bh) = trit_bits(b);
                 let lo = ah ^ (!bl & al);
                 let hi = al ^ (bh & lo);
-                assert_eq!(bits_trit(lo, hi), T[(a + 4 * b + 5) as usize], "a={a} b={b}");
+                assert_eq!(
+                    bits_trit(lo, hi),
+                    T[(a + 4 * b + 5) as usize],
+                    "a={a} b={b}"
+                );
             }
         }
     }

@@ -1,0 +1,422 @@
+//! The memory plan shared by the SIMD kernels: in-place, permuted storage and several rounds
+//! fused per pass as a wavefront. Only index arithmetic lives here; each kernel file holds its
+//! own vector code.
+//!
+//! # The math
+//! One round is `new[i] = S(old[m·i], old[m·i + m])` with `m = 364` (indices mod 729, and
+//! `1/m = -2`). Look at round `r`'s state through a coordinate `z` with a per-round scale:
+//! `L_r[z] = state_r[α_r·z]`. Choosing `α_{r+1} = -2·α_r` gives
+//!
+//! ```text
+//! L_{r+1}[z] = S(L_r[z], L_r[z + δ_r]),   δ_r = m / α_r,   δ_{r+1} = -δ_r / 2
+//! ```
+//!
+//! a stencil of two taps. For `F` fused rounds start with `δ_0 = 2^(F-1)`, i.e. `α_0 = -1/2^F`;
+//! the offsets are then `16, -8, 4, -2, 1` (F = 5), `4, -2, 1` (F = 3) or `1` (F = 1), and for
+//! odd `F` the last level is back in natural order: `L_F[z] = state_F[z]`.
+//!
+//! A pass walks `z` upwards as a wavefront: at step `t` it reads `L_0[t]` and `L_0[t + δ_0]`
+//! from memory, computes one value of every level from small windows of the level below, and
+//! writes `L_F[t - lag]`. That value goes into the slot `L_0[t - lag]` came from, which no later
+//! step reads: the state is updated in place, and each trit is loaded and stored once per `F`
+//! rounds. The values `L_0[z]` for `z ≥ 729` (the wrap-around) are copied aside into extra
+//! slots `729..` before an in-place pass starts.
+//!
+//! Storage: logical trit `x` lives in physical slot `c·x mod 729`, where `c` is the product of
+//! the passes' `α_0` so far. So pass `p` reads `L_0[z]` at `c_p·z mod 729`; that is what
+//! [`Plan::addr`] tabulates. The first pass reads the search's template (natural order) and
+//! writes the work state: restoring the mid-state costs no copy.
+
+use crate::curl::STATE_LEN;
+
+/// Extra slots after the 729 for the wrap-around copies (`F = 5` needs 21).
+pub(crate) const SIDE: usize = 21;
+/// Slots of a kernel's state array.
+pub(crate) const SLOTS: usize = STATE_LEN + SIDE;
+/// Lowest `z` any pass touches (the `F = 5` prologue starts at `-10`).
+pub(crate) const Z_MIN: isize = -10;
+/// Entries of one pass's address table, for `z` in `Z_MIN..Z_MIN + ADDR_LEN`.
+pub(crate) const ADDR_LEN: usize = 760;
+
+const N: i64 = STATE_LEN as i64;
+
+const fn inverse(a: i64) -> i64 {
+    let a = a.rem_euclid(N);
+    let mut x = 1;
+    while x < N {
+        if (a * x) % N == 1 {
+            return x;
+        }
+        x += 1;
+    }
+    panic!("not invertible mod 729")
+}
+
+/// `α_0` of an `F`-round pass: `-1 / 2^F`.
+pub(crate) const fn alpha0(fused: usize) -> i64 {
+    inverse(-(1i64 << fused))
+}
+
+/// The index plan of one transform: `P` passes (the fused-round counts sum to 81).
+pub(crate) struct Plan<const P: usize> {
+    /// Rounds fused in each pass (1, 3 or 5).
+    pub fused: [u8; P],
+    /// `addr[p][z - Z_MIN]`: the slot holding `L_0[z]` in pass `p`. In-place passes (`p > 0`)
+    /// map `z ≥ 729` to the side slots `729 + (z - 729)`; the first pass reads the template,
+    /// which it never overwrites, so it maps every `z` mod 729.
+    pub addr: [[u16; ADDR_LEN]; P],
+    /// `pos[x]`: the slot of logical trit `x` after the whole transform.
+    pub pos: [u16; STATE_LEN],
+}
+
+impl<const P: usize> Plan<P> {
+    /// Build the plan for the given pass sequence (evaluated at compile time).
+    pub(crate) const fn new(fused: [u8; P]) -> Self {
+        let mut addr = [[0u16; ADDR_LEN]; P];
+        let mut c: i64 = 1;
+        let mut total = 0;
+        let mut p = 0;
+        while p < P {
+            let f = fused[p] as usize;
+            assert!(f == 1 || f == 3 || f == 5);
+            total += f;
+            c = (c * alpha0(f)) % N;
+            let mut k = 0;
+            while k < ADDR_LEN {
+                let z = k as i64 + Z_MIN as i64;
+                addr[p][k] = if p > 0 && z >= N {
+                    z as u16
+                } else {
+                    (c * z).rem_euclid(N) as u16
+                };
+                k += 1;
+            }
+            p += 1;
+        }
+        assert!(total == crate::curl::ROUNDS);
+        let mut pos = [0u16; STATE_LEN];
+        let mut x = 0;
+        while x < STATE_LEN {
+            pos[x] = ((c * x as i64) % N) as u16;
+            x += 1;
+        }
+        Plan { fused, addr, pos }
+    }
+}
+
+/// Side slots an in-place pass of `fused` rounds reads (`L_0[729..729 + n]`): `lag + δ_0`.
+pub(crate) const fn side_len(fused: usize) -> usize {
+    match fused {
+        1 => 1,
+        3 => 5,
+        _ => 21,
+    }
+}
+
+/// 16 passes of 5 rounds and one single round (81 = 16·5 + 1).
+pub(crate) const FUSED5: Plan<17> = Plan::new([5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1]);
+/// 27 passes of 3 rounds (81 = 27·3), for 16-register AVX2.
+pub(crate) const FUSED3: Plan<27> = Plan::new([3; 27]);
+
+/// The lane-number trits of a `lanes`-wide kernel as bit masks: `words[j][w]` holds bit
+/// `l mod 64` = (low or high bit of lane trit `j` of lane `l = 64·w + bit`).
+pub(crate) fn lane_masks<const W: usize>() -> [([u64; W], [u64; W]); 6] {
+    let mut out = [([0u64; W], [0u64; W]); 6];
+    for lane in 0..64 * W {
+        let t = crate::search::lane_trits(lane);
+        for (j, &tj) in t.iter().enumerate() {
+            let (l, h) = crate::search::trit_bits(tj);
+            out[j].0[lane / 64] |= u64::from(l) << (lane % 64);
+            out[j].1[lane / 64] |= u64::from(h) << (lane % 64);
+        }
+    }
+    out
+}
+
+/// The kernel body shared by the SIMD kernels: passes, transform, template, search and the test
+/// hooks. The invoking file defines the vector primitives it uses: `Trit` (a `Copy` pair
+/// `lo`, `hi`), `LANES`, `WORDS` (= LANES / 64), `PLAN`, and the `#[target_feature]` functions
+/// `sbox`, `splat`, `from_words`, `to_words`, `ones`, `zero_and`, `first_lane`. `$feat` is
+/// the target-feature string of those functions.
+macro_rules! wavefront_kernel {
+    ($feat:literal) => {
+        use $crate::control::Worker;
+        use $crate::cpu::wavefront::{lane_masks, side_len, ADDR_LEN, SLOTS, Z_MIN};
+        use $crate::curl::{HASH_LEN, STATE_LEN};
+        use $crate::search::{
+            Counter, CounterRange, Hit, SearchJob, COUNTER_TRITS, LANE_TRITS, NONCE_OFFSET,
+        };
+
+        #[inline(always)]
+        fn shift<const K: usize>(ring: &mut [Trit; K], v: Trit) {
+            ring.copy_within(1.., 0);
+            ring[K - 1] = v;
+        }
+
+        /// Copy `L_0[729..729 + n]` aside before an in-place pass overwrites slots `L_0[0..n]`.
+        #[inline(always)]
+        fn save_side(y: &mut [Trit], addr: &[u16; ADDR_LEN], n: usize) {
+            for k in 0..n {
+                y[STATE_LEN + k] = y[addr[k + (-Z_MIN) as usize] as usize];
+            }
+        }
+
+        /// Five rounds in one in-place sweep. Offsets 16, -8, 4, -2, 1; at step `t` the levels
+        /// hold `L1[t]`, `L2[t]`, `L3[t-4]`, `L4[t-4]`, `L5[t-5]` (see the module docs).
+        /// `FIRST`: read `L_0` from the template instead of `y`.
+        #[target_feature(enable = $feat)]
+        fn pass5<const FIRST: bool>(tpl: &[Trit], y: &mut [Trit], addr: &[u16; ADDR_LEN]) {
+            if !FIRST {
+                save_side(y, addr, side_len(5));
+            }
+            let z = splat(0);
+            let mut r1 = [z; 9]; // L1[t-8..=t]
+            let mut r2 = [z; 5]; // L2[t-4..=t]
+            let mut r3 = [z; 3]; // L3[t-6..=t-4]
+            let mut r4 = [z; 2]; // L4[t-5..=t-4]
+                                 // Index i = t - Z_MIN; t runs -10..=733, stores start at t = 5 (z = 0).
+            for i in 0..744usize {
+                let (a, b) = if FIRST {
+                    (tpl[addr[i] as usize], tpl[addr[i + 16] as usize])
+                } else {
+                    (y[addr[i] as usize], y[addr[i + 16] as usize])
+                };
+                shift(&mut r1, sbox(a, b));
+                shift(&mut r2, sbox(r1[8], r1[0]));
+                shift(&mut r3, sbox(r2[0], r2[4]));
+                shift(&mut r4, sbox(r3[2], r3[0]));
+                let out = sbox(r4[0], r4[1]);
+                if i >= 15 {
+                    y[addr[i - 5] as usize] = out;
+                }
+            }
+        }
+
+        /// Three rounds in one in-place sweep. Offsets 4, -2, 1; at step `t` the levels hold
+        /// `L1[t]`, `L2[t]`, `L3[t-1]`.
+        #[target_feature(enable = $feat)]
+        fn pass3<const FIRST: bool>(tpl: &[Trit], y: &mut [Trit], addr: &[u16; ADDR_LEN]) {
+            if !FIRST {
+                save_side(y, addr, side_len(3));
+            }
+            let z = splat(0);
+            let mut r1 = [z; 3]; // L1[t-2..=t]
+            let mut r2 = [z; 2]; // L2[t-1..=t]
+                                 // t runs -2..=729 (i = t + 10), stores start at t = 1 (z = 0).
+            for i in 8..740usize {
+                let (a, b) = if FIRST {
+                    (tpl[addr[i] as usize], tpl[addr[i + 4] as usize])
+                } else {
+                    (y[addr[i] as usize], y[addr[i + 4] as usize])
+                };
+                shift(&mut r1, sbox(a, b));
+                shift(&mut r2, sbox(r1[2], r1[0]));
+                let out = sbox(r2[0], r2[1]);
+                if i >= 11 {
+                    y[addr[i - 1] as usize] = out;
+                }
+            }
+        }
+
+        /// One round in one in-place sweep: `L1[t] = S(L0[t], L0[t+1])`.
+        #[target_feature(enable = $feat)]
+        fn pass1<const FIRST: bool>(tpl: &[Trit], y: &mut [Trit], addr: &[u16; ADDR_LEN]) {
+            if !FIRST {
+                save_side(y, addr, side_len(1));
+            }
+            for i in 10..739usize {
+                let (a, b) = if FIRST {
+                    (tpl[addr[i] as usize], tpl[addr[i + 1] as usize])
+                } else {
+                    (y[addr[i] as usize], y[addr[i + 1] as usize])
+                };
+                y[addr[i] as usize] = sbox(a, b);
+            }
+        }
+
+        /// The 81-round transform of `tpl` (natural order) into `y` (stored as `PLAN.pos` says).
+        #[target_feature(enable = $feat)]
+        fn transform(tpl: &[Trit], y: &mut [Trit]) {
+            assert!(tpl.len() >= SLOTS && y.len() >= SLOTS);
+            for (p, addr) in PLAN.addr.iter().enumerate() {
+                match (PLAN.fused[p], p == 0) {
+                    (5, true) => pass5::<true>(tpl, y, addr),
+                    (5, false) => pass5::<false>(tpl, y, addr),
+                    (3, true) => pass3::<true>(tpl, y, addr),
+                    (3, false) => pass3::<false>(tpl, y, addr),
+                    (_, true) => pass1::<true>(tpl, y, addr),
+                    (_, false) => pass1::<false>(tpl, y, addr),
+                }
+            }
+        }
+
+        /// The lowest lane whose last `mwm` hash trits are all zero.
+        #[target_feature(enable = $feat)]
+        fn zero_lane(y: &[Trit], mwm: usize) -> Option<usize> {
+            let mut acc = ones();
+            for x in HASH_LEN - mwm..HASH_LEN {
+                acc = zero_and(acc, y[PLAN.pos[x] as usize]);
+            }
+            first_lane(acc)
+        }
+
+        /// The pre-transform state of a search, in natural order: the mid-state, each lane's
+        /// number, and the counter (the same for every lane).
+        struct Template {
+            slots: Vec<Trit>,
+            counter: Counter,
+        }
+
+        impl Template {
+            #[target_feature(enable = $feat)]
+            fn new(job: &SearchJob, start: u64) -> Template {
+                let mut slots = vec![splat(0); SLOTS];
+                for (x, &t) in job.state().iter().enumerate() {
+                    slots[x] = splat(t);
+                }
+                for (j, (lo, hi)) in lane_masks::<WORDS>().into_iter().enumerate() {
+                    slots[LANE_TRITS.start + j] = from_words(lo, hi);
+                }
+                let counter = Counter::new(start);
+                for (j, &t) in counter.trits().iter().enumerate() {
+                    slots[COUNTER_TRITS.start + j] = splat(t);
+                }
+                Template { slots, counter }
+            }
+
+            /// Next counter: rewrite only the counter trits that changed.
+            #[target_feature(enable = $feat)]
+            fn advance(&mut self) {
+                let changed = self.counter.increment();
+                for j in 0..changed {
+                    self.slots[COUNTER_TRITS.start + j] = splat(self.counter.trits()[j]);
+                }
+            }
+        }
+
+        /// Search `range` on one worker: one transform per counter, the stop condition read
+        /// once per transform; returns the lowest lane that hit.
+        #[target_feature(enable = $feat)]
+        pub fn search(job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Option<Hit> {
+            let mut tpl = Template::new(job, range.start);
+            let mut y = vec![splat(0); SLOTS];
+            let mwm = job.mwm();
+            for _ in 0..range.len {
+                if !w.keep_going() {
+                    return None;
+                }
+                transform(&tpl.slots, &mut y);
+                let lane = zero_lane(&y, mwm);
+                w.batch_done(LANES as u64);
+                if let Some(lane) = lane {
+                    return Some(Hit {
+                        counter: tpl.counter.value(),
+                        lane,
+                    });
+                }
+                tpl.advance();
+            }
+            None
+        }
+
+        /// Test hook: the kernel's transform of up to `LANES` states, lane `k` = `states[k]`.
+        #[target_feature(enable = $feat)]
+        pub(crate) fn transform_states(states: &mut [[i8; STATE_LEN]]) {
+            for chunk in states.chunks_mut(LANES) {
+                let mut tpl = vec![splat(0); SLOTS];
+                for (x, slot) in tpl.iter_mut().enumerate().take(STATE_LEN) {
+                    let mut lo = [0u64; WORDS];
+                    let mut hi = [0u64; WORDS];
+                    for (k, st) in chunk.iter().enumerate() {
+                        let (l, h) = $crate::search::trit_bits(st[x]);
+                        lo[k / 64] |= u64::from(l) << (k % 64);
+                        hi[k / 64] |= u64::from(h) << (k % 64);
+                    }
+                    *slot = from_words(lo, hi);
+                }
+                let mut y = vec![splat(0); SLOTS];
+                transform(&tpl, &mut y);
+                for x in 0..STATE_LEN {
+                    let t = y[PLAN.pos[x] as usize];
+                    let (lo, hi) = (to_words(t.lo), to_words(t.hi));
+                    for (k, st) in chunk.iter_mut().enumerate() {
+                        let bit = |w: &[u64; WORDS]| (w[k / 64] >> (k % 64)) & 1 == 1;
+                        st[x] = $crate::search::bits_trit(bit(&lo), bit(&hi));
+                    }
+                }
+            }
+        }
+
+        /// Test hook: the nonces (block trits 162..243) placed in each lane of the kernel's
+        /// pre-transform states for the first `transforms` counters of `range`, exactly as
+        /// [`search`] builds them.
+        #[target_feature(enable = $feat)]
+        pub(crate) fn placed_nonces(
+            job: &SearchJob,
+            range: CounterRange,
+            transforms: usize,
+        ) -> Vec<[i8; 81]> {
+            let mut tpl = Template::new(job, range.start);
+            let mut out = Vec::new();
+            for n in 0..(transforms as u64).min(range.len) {
+                if n > 0 {
+                    tpl.advance();
+                }
+                let words: Vec<_> = (NONCE_OFFSET..HASH_LEN)
+                    .map(|x| (to_words(tpl.slots[x].lo), to_words(tpl.slots[x].hi)))
+                    .collect();
+                for k in 0..LANES {
+                    let mut nonce = [0i8; 81];
+                    for (t, (lo, hi)) in nonce.iter_mut().zip(&words) {
+                        let bit = |w: &[u64; WORDS]| (w[k / 64] >> (k % 64)) & 1 == 1;
+                        *t = $crate::search::bits_trit(bit(lo), bit(hi));
+                    }
+                    out.push(nonce);
+                }
+            }
+            out
+        }
+
+        /// Bench hook: `n` bare transforms (template reload folded in, no counter, zero test or
+        /// stop check). Returns a value derived from the result so nothing is optimised away.
+        #[target_feature(enable = $feat)]
+        pub(crate) fn bare_transforms(job: &SearchJob, n: usize) -> u64 {
+            let tpl = Template::new(job, 0);
+            let mut y = vec![splat(0); SLOTS];
+            let mut acc = 0u64;
+            for _ in 0..n {
+                transform(&tpl.slots, &mut y);
+                acc = acc.wrapping_add(to_words(y[PLAN.pos[242] as usize].lo)[0]);
+            }
+            acc
+        }
+    };
+}
+pub(crate) use wavefront_kernel;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alphas_and_offsets() {
+        // δ_0 = m / α_0 = 2^(F-1), and α_F = α_0·(-2)^F = 1 for odd F.
+        for f in [1usize, 3, 5] {
+            let a = alpha0(f);
+            assert_eq!((364 * inverse(a)) % N, 1 << (f - 1));
+            assert_eq!((a * (-2i64).pow(f as u32)).rem_euclid(N), 1);
+        }
+    }
+
+    #[test]
+    fn addresses_are_permutations() {
+        for p in 0..17 {
+            let mut seen = [false; STATE_LEN];
+            for z in 0..STATE_LEN {
+                let s = FUSED5.addr[p][z + 10] as usize;
+                assert!(!seen[s]);
+                seen[s] = true;
+            }
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Every CPU kernel this machine supports, against the scalar reference: the bit-sliced
+//! transform lane by lane, the public Curl-P-81 vectors, PoW validity, and disjoint nonces.
+//! A kernel the CPU lacks is skipped with a printed message.
+
+mod common;
+
+use std::collections::HashSet;
+
+use curlpow::search::{CounterRange, SearchJob};
+use curlpow::{CpuKernel, Engine, Transaction, HASH_LEN, STATE_LEN};
+
+/// The kernels to test; prints a line for each one skipped.
+fn kernels() -> Vec<CpuKernel> {
+    CpuKernel::ALL
+        .iter()
+        .copied()
+        .filter(|k| {
+            let ok = k.is_supported();
+            if !ok {
+                eprintln!("SKIPPED: this CPU cannot run the {k} kernel");
+            }
+            ok
+        })
+        .collect()
+}
+
+fn random_states(n: usize, seed: u64) -> Vec<[i8; STATE_LEN]> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            let mut st = [0i8; STATE_LEN];
+            for t in st.iter_mut() {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                *t = (s % 3) as i8 - 1;
+            }
+            st
+        })
+        .collect()
+}
+
+#[test]
+fn transform_matches_scalar_lane_by_lane() {
+    for k in kernels() {
+        // A full batch of random states, and a partial one (unused lanes stay zero).
+        for (n, seed) in [(k.lanes(), 0xC0FFEE), (k.lanes() / 2 + 3, 0xBEEF)] {
+            let mut got = random_states(n, seed);
+            let mut want = got.clone();
+            k.transform_states(&mut got).unwrap();
+            for st in want.iter_mut() {
+                curlpow::transform(st);
+            }
+            for (lane, (g, w)) in got.iter().zip(&want).enumerate() {
+                for i in 0..STATE_LEN {
+                    assert_eq!(g[i], w[i], "{k}: lane {lane} trit {i}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn transform_of_special_states() {
+    // All zero (a fixed point), all +1, all -1, and single non-zero trits at the wrap-around
+    // positions of the passes.
+    let mut states = vec![[0i8; STATE_LEN], [1i8; STATE_LEN], [-1i8; STATE_LEN]];
+    for i in [0usize, 1, 20, 21, 242, 243, 364, 365, 708, 719, 728] {
+        let mut s = [0i8; STATE_LEN];
+        s[i] = 1;
+        states.push(s);
+        s[i] = -1;
+        states.push(s);
+    }
+    for k in kernels() {
+        let mut got = states.clone();
+        k.transform_states(&mut got).unwrap();
+        for (g, s) in got.iter().zip(&states) {
+            let mut w = *s;
+            curlpow::transform(&mut w);
+            assert!(g == &w, "{k}: special state differs");
+        }
+    }
+}
+
+/// The Curl-P-81 hash with the kernel's transform (one lane per input).
+fn kernel_hashes(k: CpuKernel, inputs: &[Vec<i8>], out_len: usize) -> Vec<Vec<i8>> {
+    let mut states = vec![[0i8; STATE_LEN]; inputs.len()];
+    let blocks = inputs[0].len() / HASH_LEN;
+    for b in 0..blocks {
+        for (st, input) in states.iter_mut().zip(inputs) {
+            st[..HASH_LEN].copy_from_slice(&input[b * HASH_LEN..(b + 1) * HASH_LEN]);
+        }
+        k.transform_states(&mut states).unwrap();
+    }
+    let mut outs = vec![Vec::new(); inputs.len()];
+    for b in 0..out_len / HASH_LEN {
+        if b > 0 {
+            k.transform_states(&mut states).unwrap();
+        }
+        for (o, st) in outs.iter_mut().zip(&states) {
+            o.extend_from_slice(&st[..HASH_LEN]);
+        }
+    }
+    outs
+}
+
+#[test]
+fn public_vectors_through_the_kernel_transform() {
+    let vectors = common::curl_vectors();
+    assert!(vectors.len() > 100, "vectors missing");
+    // Group by (input length, output length) and hash each group lane-parallel.
+    let mut groups: std::collections::BTreeMap<(usize, usize), Vec<(Vec<i8>, String)>> =
+        Default::default();
+    for (input, expected) in &vectors {
+        let trits = curlpow::trytes_to_trits(input).unwrap();
+        let out_len = expected.len() * 3;
+        groups
+            .entry((trits.len(), out_len))
+            .or_default()
+            .push((trits, expected.clone()));
+    }
+    for k in kernels() {
+        let mut checked = 0;
+        for ((_, out_len), items) in &groups {
+            let inputs: Vec<Vec<i8>> = items.iter().map(|(t, _)| t.clone()).collect();
+            let got = kernel_hashes(k, &inputs, *out_len);
+            for (g, (_, expected)) in got.iter().zip(items) {
+                assert_eq!(&curlpow::trits_to_trytes(g).unwrap(), expected, "{k}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, vectors.len());
+    }
+}
+
+fn engine(k: CpuKernel, threads: usize) -> Engine {
+    Engine::builder()
+        .threads(threads)
+        .cpu_kernel(k)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn search_is_valid_for_mwm_1_to_9() {
+    for k in kernels() {
+        let e = engine(k, 2);
+        for mwm in 1..=9 {
+            for seed in 0..3u64 {
+                let tx = common::random_tx(seed * 31 + mwm as u64);
+                let done = e.pow(&tx, mwm).unwrap();
+                common::assert_valid_pow(&tx, &done.transaction, mwm);
+            }
+        }
+    }
+}
+
+#[test]
+fn search_on_public_pow_inputs() {
+    for k in kernels() {
+        let e = engine(k, 2);
+        for (tx, mwm) in common::pow_inputs() {
+            // Keep the suite fast: the MWM the suites used, capped at 9.
+            let mwm = mwm.min(9);
+            let done = e.pow(&tx, mwm).unwrap();
+            common::assert_valid_pow(&tx, &done.transaction, mwm);
+        }
+    }
+}
+
+#[test]
+fn hits_verify_and_are_the_lowest_lane() {
+    // At MWM 1 about a third of the lanes hit: the kernel must return the lowest one.
+    for k in kernels() {
+        let tx = common::random_tx(77);
+        let job = SearchJob::new(&tx, 1).unwrap();
+        let e = engine(k, 1);
+        let done = e.pow(&tx, 1).unwrap();
+        common::assert_valid_pow(&tx, &done.transaction, 1);
+        // With one worker and MWM 1 the first transform hits; lanes below the winner must miss.
+        let nonce = &done.transaction.trits()[curlpow::Field::Nonce.trits()];
+        let lane = (curlpow::trits::read_balanced(&nonce[..6]) + 364) as usize;
+        let counter = curlpow::trits::read_balanced(&nonce[6..48]) as u64;
+        for l in 0..lane {
+            let hit = curlpow::search::Hit { counter, lane: l };
+            assert!(
+                job.verify(hit).is_none(),
+                "{k}: lane {l} below {lane} also hits"
+            );
+        }
+    }
+}
+
+#[test]
+fn nonces_of_all_workers_are_distinct() {
+    let tx = common::random_tx(5);
+    let job = SearchJob::new(&tx, 9).unwrap();
+    for k in kernels() {
+        for workers in [2usize, 3, 8] {
+            for range in [
+                CounterRange::ALL,
+                CounterRange {
+                    start: 1000,
+                    len: 40,
+                },
+            ] {
+                let transforms = 13;
+                let mut seen = HashSet::new();
+                let mut total = 0;
+                for w in 0..workers {
+                    let part = range.part(w, workers);
+                    let nonces = k.placed_nonces(&job, part, transforms).unwrap();
+                    assert_eq!(
+                        nonces.len() as u64,
+                        k.lanes() as u64 * part.len.min(transforms as u64)
+                    );
+                    for n in nonces {
+                        total += 1;
+                        seen.insert(n);
+                    }
+                }
+                assert_eq!(seen.len(), total, "{k}, {workers} workers: repeated nonces");
+            }
+        }
+    }
+}
+
+#[test]
+fn forcing_kernels_by_name() {
+    for &k in CpuKernel::ALL {
+        match CpuKernel::from_name(k.name()) {
+            Ok(got) => assert_eq!(got, k),
+            Err(e) => {
+                assert!(!k.is_supported());
+                assert!(e.to_string().contains(k.name()), "{e}");
+            }
+        }
+    }
+    assert!(CpuKernel::from_name("sse9").is_err());
+    assert!(CpuKernel::detect().is_supported());
+    let tx: Transaction = "9".repeat(2673).parse().unwrap();
+    for k in kernels() {
+        assert_eq!(engine(k, 1).cpu().kernel(), k);
+        engine(k, 1).pow(&tx, 3).unwrap();
+    }
+}
