@@ -1,0 +1,225 @@
+// Curl-P-81 proof-of-work search (bit-sliced Pearl Diver) for wgpu.
+//
+// The host prepends a prelude that defines the lane word and its helpers:
+//   alias W = u32;  or  alias W = u64;      (32 or 64 nonces per invocation)
+//   fn lowest_lane(m: W) -> u32             (index of the lowest set bit, m != 0)
+// so the same code below is compiled for both lane widths.
+//
+// Each invocation owns whole nonces: its own bit-sliced state of 729 trits, one `vec2<W>`
+// (x = low half, y = high half) per trit. The state lives in the storage buffer `scratch`,
+// interleaved so that neighbouring invocations touch neighbouring words (coalesced on GPUs,
+// contiguous vectors on llvmpipe): trit slot `p` of invocation `g` is `scratch[p * stride + g]`.
+// Private arrays are avoided on purpose: llvmpipe took minutes to compile them.
+//
+// The transform is computed in place: the round's index walk I[k] = 364 k mod 729 visits every
+// slot once, and after computing new trit k the old value in slot I[k] is needed by no later step
+// except slot 0 (needed by the last step: kept aside). The storage is then permuted: after r
+// rounds logical trit i lives in slot (364^r * i) mod 729. One load and one store per
+// trit-round, half the memory of a double buffer.
+//
+// Loop shape: llvmpipe caps one invocation at 65,535 loop iterations in total (and silently
+// computes garbage beyond). A round is 728 steps unrolled by 8 (91 iterations) plus the last
+// step, so one transform is 81 * 92 iterations plus ~220 for set-up and the test: about 7,700.
+// TRANSFORMS (pipeline-overridable) transforms run per invocation per dispatch; the host keeps
+// TRANSFORMS * 7,700 well under the cap on software adapters and raises it on GPUs.
+
+// Search parameters, rewritten before every dispatch.
+struct Params {
+    // First counter of this dispatch (low and high 32 bits).
+    base_lo: u32,
+    base_hi: u32,
+    // Invocations in this dispatch (the scratch stride).
+    stride: u32,
+    // Counter offsets (j * stride + g) at or past this are outside the range: skipped.
+    remaining: u32,
+    // Minimum weight magnitude (0..=243).
+    mwm: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// The first hit: `found` is claimed once with an atomic; only its claimer writes the rest.
+struct Found {
+    found: atomic<u32>,
+    lane: u32,
+    counter_lo: u32,
+    counter_hi: u32,
+}
+
+// Workgroup size (pipeline-overridable).
+override WORKGROUP_SIZE: u32 = 64u;
+// Transforms per invocation per dispatch (pipeline-overridable; see the loop note above).
+override TRANSFORMS: u32 = 1u;
+
+const STATE_LEN: u32 = 729u;
+const HASH_LEN: u32 = 243u;
+const ROUNDS: u32 = 81u;
+const COUNTER_START: u32 = 168u;
+const COUNTER_LEN: u32 = 42u;
+
+@group(0) @binding(0) var<uniform> params: Params;
+// The mid-state, bit-sliced: lane trits (162..168) hold each lane's number, counter trits zero.
+@group(0) @binding(1) var<storage, read> mid_state: array<vec2<W>, 729>;
+@group(0) @binding(2) var<storage, read_write> scratch: array<vec2<W>>;
+@group(0) @binding(3) var<storage, read_write> result: Found;
+
+// The 4-operation S-box on bit-sliced trits a = s[I[i]], b = s[I[i+1]].
+fn sbox(a: vec2<W>, b: vec2<W>) -> vec2<W> {
+    let lo = a.y ^ (~b.x & a.x);
+    let hi = a.x ^ (b.y & lo);
+    return vec2<W>(lo, hi);
+}
+
+// (p + d) mod 729 for p, d < 729.
+fn add_mod(p: u32, d: u32) -> u32 {
+    let q = p + d;
+    return select(q, q - STATE_LEN, q >= STATE_LEN);
+}
+
+// One in-place step: the new trit from `a` (already loaded, in slot `p`) and the trit in slot
+// `next`; writes slot `p` and returns the old value of `next` (the next step's `a`).
+fn step(a: vec2<W>, p: u32, next: u32, stride: u32, g: u32) -> vec2<W> {
+    let b = scratch[next * stride + g];
+    scratch[p * stride + g] = sbox(a, b);
+    return b;
+}
+
+// 81 in-place rounds on invocation g's state. Returns the final multiplier m: logical trit i
+// is then in slot (m * i) mod 729.
+fn transform(g: u32, stride: u32) -> u32 {
+    var m = 1u;
+    for (var r = 0u; r < ROUNDS; r++) {
+        m = (m * 364u) % STATE_LEN;
+        let first = scratch[g];
+        var a = first;
+        var p = 0u;
+        // Steps 0..728, eight per iteration.
+        for (var k = 0u; k < 91u; k++) {
+            var n = add_mod(p, m);
+            a = step(a, p, n, stride, g);
+            p = n; n = add_mod(p, m);
+            a = step(a, p, n, stride, g);
+            p = n; n = add_mod(p, m);
+            a = step(a, p, n, stride, g);
+            p = n; n = add_mod(p, m);
+            a = step(a, p, n, stride, g);
+            p = n; n = add_mod(p, m);
+            a = step(a, p, n, stride, g);
+            p = n; n = add_mod(p, m);
+            a = step(a, p, n, stride, g);
+            p = n; n = add_mod(p, m);
+            a = step(a, p, n, stride, g);
+            p = n; n = add_mod(p, m);
+            a = step(a, p, n, stride, g);
+            p = n;
+        }
+        // Step 728 reads slot 0's old value, kept aside.
+        scratch[p * stride + g] = sbox(a, first);
+    }
+    return m;
+}
+
+fn splat(bit: bool) -> W {
+    return select(W(0u), ~W(0u), bit);
+}
+
+// Write the balanced-ternary trits of the 64-bit counter (hi, lo) into counter slots 168..210.
+fn write_counter(lo_in: u32, hi_in: u32, stride: u32, g: u32) {
+    var hi = hi_in;
+    var lo = lo_in;
+    for (var k = 0u; k < COUNTER_LEN; k++) {
+        // (hi, lo) / 3 by 16-bit long division; r = remainder.
+        let qh = hi / 3u;
+        var r = hi % 3u;
+        let c1 = (r << 16u) | (lo >> 16u);
+        let q1 = c1 / 3u;
+        r = c1 % 3u;
+        let c0 = (r << 16u) | (lo & 0xffffu);
+        let q0 = c0 / 3u;
+        r = c0 % 3u;
+        hi = qh;
+        lo = (q1 << 16u) | q0;
+        // Remainder 2 is trit -1 with a carry of one into the quotient.
+        if r == 2u {
+            lo = lo + 1u;
+            hi = hi + select(0u, 1u, lo == 0u);
+        }
+        // Encoding: -1 -> (1, 0), 0 -> (1, 1), +1 -> (0, 1).
+        let t_lo = r != 1u;
+        let t_hi = r != 2u;
+        scratch[(COUNTER_START + k) * stride + g] = vec2<W>(splat(t_lo), splat(t_hi));
+    }
+}
+
+// Copy the mid-state into invocation g's slots (lane trits included, counter trits zero).
+fn load_mid_state(stride: u32, g: u32) {
+    for (var i = 0u; i < STATE_LEN; i += 9u) {
+        scratch[(i + 0u) * stride + g] = mid_state[i + 0u];
+        scratch[(i + 1u) * stride + g] = mid_state[i + 1u];
+        scratch[(i + 2u) * stride + g] = mid_state[i + 2u];
+        scratch[(i + 3u) * stride + g] = mid_state[i + 3u];
+        scratch[(i + 4u) * stride + g] = mid_state[i + 4u];
+        scratch[(i + 5u) * stride + g] = mid_state[i + 5u];
+        scratch[(i + 6u) * stride + g] = mid_state[i + 6u];
+        scratch[(i + 7u) * stride + g] = mid_state[i + 7u];
+        scratch[(i + 8u) * stride + g] = mid_state[i + 8u];
+    }
+}
+
+// Lanes whose last `mwm` hash trits are zero (bit l = lane l), reading logical trit i from
+// slot (m * i) mod 729.
+fn zero_mask(m: u32, mwm: u32, stride: u32, g: u32) -> W {
+    var mask = ~W(0u);
+    for (var i = HASH_LEN - mwm; i < HASH_LEN; i++) {
+        let t = scratch[((m * i) % STATE_LEN) * stride + g];
+        mask &= ~(t.x ^ t.y);
+    }
+    return mask;
+}
+
+// The search: invocation g tries counters base + j * stride + g for j in 0..TRANSFORMS.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn search(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let g = gid.x;
+    let stride = params.stride;
+    if g >= stride {
+        return;
+    }
+    for (var j = 0u; j < TRANSFORMS; j++) {
+        // Another invocation already found one: nothing left to do in this dispatch.
+        if atomicLoad(&result.found) != 0u {
+            return;
+        }
+        let offset = j * stride + g;
+        if offset >= params.remaining {
+            return;
+        }
+        let lo = params.base_lo + offset;
+        let hi = params.base_hi + select(0u, 1u, lo < offset);
+        load_mid_state(stride, g);
+        write_counter(lo, hi, stride, g);
+        let m = transform(g, stride);
+        let mask = zero_mask(m, params.mwm, stride, g);
+        if mask != W(0u) {
+            if atomicAdd(&result.found, 1u) == 0u {
+                result.lane = lowest_lane(mask);
+                result.counter_lo = lo;
+                result.counter_hi = hi;
+            }
+            return;
+        }
+    }
+}
+
+// The transform test entry point: invocation g transforms the state the host wrote into its
+// slots (params.stride invocations), leaving logical trit i in slot (m * i) mod 729 with the
+// multiplier m the host computes the same way.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn transform_states(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let g = gid.x;
+    if g >= params.stride {
+        return;
+    }
+    _ = transform(g, params.stride);
+}

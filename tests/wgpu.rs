@@ -1,0 +1,452 @@
+//! The wgpu backend on a real driver (Mesa lavapipe on CI and development machines, any GPU where
+//! there is one): the kernel's transform against the scalar reference and the public vectors,
+//! searches with both lane widths checked on the host, stopping, range discipline, discovery.
+//!
+//! Without a wgpu adapter every test is skipped with a visible message, or fails when
+//! `CURLPOW_REQUIRE_BACKENDS` names `wgpu`.
+#![cfg(feature = "wgpu")]
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use curlpow::control::SearchControl;
+use curlpow::device::{Device, DiscoverOptions};
+use curlpow::search::{CounterRange, SearchJob};
+use curlpow::webgpu::{discover_wgpu, Tuning, WgpuDevice};
+use curlpow::{Backend, CancelToken, DeviceKind, Transaction, STATE_LEN};
+
+/// Lane width and tuning of one kernel variant (`None`: the adapter's defaults).
+type Variant = (bool, Option<Tuning>);
+
+fn software(force32: bool) -> DiscoverOptions {
+    DiscoverOptions {
+        include_software: true,
+        force_32bit_lanes: force32,
+    }
+}
+
+/// Tests of this binary run one at a time: they share devices, and a search waiting for another
+/// test's search would spoil the timing checks (cancel latency, deadline, dispatch sizing).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The first wgpu device for `variant`, shared by every test of this binary so that each
+/// variant is opened (and compiled) once.
+fn device(variant: Variant) -> Option<Arc<WgpuDevice>> {
+    type Cache = Mutex<HashMap<(bool, Option<(u32, u32, u32)>), Option<Arc<WgpuDevice>>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let key = (
+        variant.0,
+        variant.1.map(|t| {
+            (
+                t.workgroup_size,
+                t.transforms_per_invocation,
+                t.max_invocations,
+            )
+        }),
+    );
+    let dev = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(key)
+        .or_insert_with(|| {
+            let found = discover_wgpu(&software(variant.0), variant.1);
+            for w in &found.warnings {
+                eprintln!("wgpu discovery: {w}");
+            }
+            found.devices.into_iter().next()
+        })
+        .clone();
+    if common::gpu_available("wgpu", dev.is_some()) {
+        dev
+    } else {
+        None
+    }
+}
+
+/// Several transforms per invocation and a small workgroup: the kernel's counter loop and
+/// dispatch bookkeeping, still inside llvmpipe's loop cap.
+fn looped() -> Tuning {
+    Tuning {
+        workgroup_size: 16,
+        transforms_per_invocation: 3,
+        max_invocations: 1024,
+        target_dispatch: Duration::from_millis(8),
+    }
+}
+
+/// Every correctness test runs on these: the default (64-bit lanes where the adapter has
+/// SHADER_INT64), forced 32-bit lanes, and the looped shape.
+fn variants() -> Vec<Variant> {
+    vec![(false, None), (true, None), (false, Some(looped()))]
+}
+
+fn random_states(n: usize, seed: u64) -> Vec<[i8; STATE_LEN]> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            let mut st = [0i8; STATE_LEN];
+            for t in st.iter_mut() {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                *t = (s % 3) as i8 - 1;
+            }
+            st
+        })
+        .collect()
+}
+
+#[test]
+fn lane_widths_are_what_was_asked() {
+    let _serial = serial();
+    let Some(d32) = device((true, None)) else {
+        return;
+    };
+    assert_eq!(d32.lanes(), 32);
+    assert_eq!(d32.info().details["lanes_64bit"], false);
+    let d = device((false, None)).unwrap();
+    let int64 = d.info().details["lanes_64bit"].as_bool().unwrap();
+    assert_eq!(d.lanes(), if int64 { 64 } else { 32 });
+    if d.is_software() {
+        // lavapipe offers SHADER_INT64: the 64-bit kernel must be the one tested there.
+        assert!(int64, "lavapipe should offer SHADER_INT64");
+    }
+}
+
+#[test]
+fn transform_matches_scalar_on_random_states() {
+    let _serial = serial();
+    for v in variants() {
+        let Some(dev) = device(v) else { return };
+        // More states than one invocation's lanes, and not a multiple of them.
+        let states = random_states(2 * dev.lanes() + 7, 42);
+        let got = dev.transform(&states).expect("device transform");
+        assert_eq!(got.len(), states.len());
+        for (k, (mut s, g)) in states.into_iter().zip(got).enumerate() {
+            curlpow::transform(&mut s);
+            assert!(
+                s == g,
+                "variant {v:?}: state {k} differs from the scalar transform"
+            );
+        }
+    }
+}
+
+#[test]
+fn transform_rejects_non_trits() {
+    let _serial = serial();
+    let Some(dev) = device((false, None)) else {
+        return;
+    };
+    let mut s = [0i8; STATE_LEN];
+    s[5] = 2;
+    assert!(matches!(
+        dev.transform(&[s]),
+        Err(curlpow::Error::NotATrit { index: 5, value: 2 })
+    ));
+}
+
+/// Curl-P-81 sponges built on the device transform, all vectors advanced together (one
+/// dispatch per step). Output block `j` is the rate after `blocks + j` transforms.
+fn device_sponge(dev: &WgpuDevice, inputs: &[(Vec<i8>, usize)]) -> Vec<Vec<i8>> {
+    let mut states = vec![[0i8; STATE_LEN]; inputs.len()];
+    let mut outputs: Vec<Vec<i8>> = vec![Vec::new(); inputs.len()];
+    let total: Vec<usize> = inputs
+        .iter()
+        .map(|(i, o)| i.len() / 243 + o / 243 - 1)
+        .collect();
+    for step in 0..total.iter().copied().max().unwrap_or(0) {
+        let todo: Vec<usize> = (0..inputs.len()).filter(|&k| step < total[k]).collect();
+        for &k in &todo {
+            let input = &inputs[k].0;
+            if step < input.len() / 243 {
+                states[k][..243].copy_from_slice(&input[step * 243..(step + 1) * 243]);
+            }
+        }
+        let batch: Vec<[i8; STATE_LEN]> = todo.iter().map(|&k| states[k]).collect();
+        let out = dev.transform(&batch).expect("device transform");
+        for (&k, s) in todo.iter().zip(out) {
+            states[k] = s;
+            if step + 1 >= inputs[k].0.len() / 243 {
+                outputs[k].extend_from_slice(&s[..243]);
+            }
+        }
+    }
+    outputs
+}
+
+#[test]
+fn device_sponge_matches_public_vectors() {
+    let _serial = serial();
+    let vectors = common::curl_vectors();
+    assert!(!vectors.is_empty());
+    let inputs: Vec<(Vec<i8>, usize)> = vectors
+        .iter()
+        .map(|(i, o)| {
+            (
+                curlpow::trytes_to_trits(i).unwrap(),
+                curlpow::trytes_to_trits(o).unwrap().len(),
+            )
+        })
+        .collect();
+    for v in [(false, None), (true, None)] {
+        let Some(dev) = device(v) else { return };
+        let outs = device_sponge(&dev, &inputs);
+        for ((input, expected), got) in vectors.iter().zip(outs) {
+            assert_eq!(
+                curlpow::trits_to_trytes(&got).unwrap(),
+                *expected,
+                "variant {v:?}: input {}…",
+                &input[..20.min(input.len())]
+            );
+        }
+    }
+}
+
+/// Search on `dev` and check the result on the host; returns the hit's transaction.
+fn search_valid(
+    dev: &WgpuDevice,
+    tx: &Transaction,
+    mwm: usize,
+    range: CounterRange,
+) -> Transaction {
+    let job = SearchJob::new(tx, mwm).unwrap();
+    let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_secs(300)));
+    let out = dev.search(&job, range, &ctl).expect("search");
+    let hit = out.hit.unwrap_or_else(|| panic!("no hit at MWM {mwm}"));
+    assert!(out.nonces > 0);
+    assert!(
+        hit.counter >= range.start && hit.counter - range.start < range.len,
+        "hit counter {} outside {range:?}",
+        hit.counter
+    );
+    assert!(
+        hit.lane < dev.lanes(),
+        "lane {} of {}",
+        hit.lane,
+        dev.lanes()
+    );
+    let found = job
+        .verify(hit)
+        .unwrap_or_else(|| panic!("device hit {hit:?} fails the host check at MWM {mwm}"));
+    common::assert_valid_pow(tx, &found, mwm);
+    found
+}
+
+#[test]
+fn search_random_transactions_mwm_1_to_9() {
+    let _serial = serial();
+    for v in variants() {
+        let Some(dev) = device(v) else { return };
+        for mwm in 1..=9 {
+            let tx = common::random_tx(1000 + mwm as u64);
+            search_valid(&dev, &tx, mwm, CounterRange::ALL);
+        }
+    }
+}
+
+#[test]
+fn search_public_pow_inputs() {
+    let _serial = serial();
+    for v in [(false, None), (true, None)] {
+        let Some(dev) = device(v) else { return };
+        for (tx, mwm) in common::pow_inputs() {
+            // lavapipe runs a few M nonces/s: cap the weight so the test stays in seconds there.
+            let mwm = if dev.is_software() { mwm.min(9) } else { mwm };
+            search_valid(&dev, &tx, mwm, CounterRange::ALL);
+        }
+    }
+}
+
+#[test]
+fn search_stays_inside_its_range() {
+    let _serial = serial();
+    for v in variants() {
+        let Some(dev) = device(v) else { return };
+        let tx = common::random_tx(7);
+        // A range far from zero, whose start crosses a 32-bit boundary inside the kernel.
+        let range = CounterRange {
+            start: (1 << 32) - 5,
+            len: 1 << 40,
+        };
+        search_valid(&dev, &tx, 6, range);
+        // A short range with an unreachable weight: exactly its counters are tried.
+        let job = SearchJob::new(&tx, 100).unwrap();
+        let ctl = SearchControl::new(None, None);
+        let small = CounterRange {
+            start: u64::MAX - 300,
+            len: 300,
+        };
+        let before = dev.nonces_tried();
+        let out = dev.search(&job, small, &ctl).unwrap();
+        assert_eq!(out.hit, None);
+        assert_eq!(out.nonces, 300 * dev.lanes() as u64, "variant {v:?}");
+        assert_eq!(dev.nonces_tried() - before, out.nonces);
+    }
+}
+
+#[test]
+fn mwm_zero_hits_at_once() {
+    let _serial = serial();
+    let Some(dev) = device((false, None)) else {
+        return;
+    };
+    let tx = common::random_tx(3);
+    search_valid(&dev, &tx, 0, CounterRange { start: 5, len: 1 });
+}
+
+#[test]
+fn cancel_from_another_thread_stops_promptly() {
+    let _serial = serial();
+    for v in [(false, None), (true, None)] {
+        let Some(dev) = device(v) else { return };
+        let job = SearchJob::new(&common::random_tx(9), 60).unwrap();
+        let token = CancelToken::new();
+        let ctl = SearchControl::new(Some(token.clone()), None);
+        let t2 = token.clone();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            t2.cancel();
+            Instant::now()
+        });
+        let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+        let returned = Instant::now();
+        let cancelled_at = canceller.join().unwrap();
+        assert_eq!(out.hit, None);
+        assert!(out.nonces > 0);
+        let late = returned.saturating_duration_since(cancelled_at);
+        assert!(
+            late < Duration::from_millis(500),
+            "returned {late:?} after cancel"
+        );
+    }
+}
+
+#[test]
+fn deadline_stops_promptly() {
+    let _serial = serial();
+    let Some(dev) = device((false, None)) else {
+        return;
+    };
+    let job = SearchJob::new(&common::random_tx(11), 60).unwrap();
+    let start = Instant::now();
+    let ctl = SearchControl::new(None, Some(start + Duration::from_millis(400)));
+    let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+    let took = start.elapsed();
+    assert_eq!(out.hit, None);
+    assert!(took >= Duration::from_millis(400));
+    assert!(took < Duration::from_millis(900), "took {took:?}");
+}
+
+#[test]
+fn dispatch_size_adapts_to_the_target() {
+    let _serial = serial();
+    let Some(dev) = device((false, None)) else {
+        return;
+    };
+    let job = SearchJob::new(&common::random_tx(12), 60).unwrap();
+    let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_millis(500)));
+    dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+    // The size follows the measured dispatch time (unit-tested in the module) within bounds.
+    let n = dev.dispatch_invocations();
+    assert!(n >= dev.tuning().workgroup_size, "{n} invocations");
+    assert!(n <= dev.tuning().max_invocations, "{n} invocations");
+    assert_eq!(n % dev.tuning().workgroup_size, 0);
+    assert!(dev.first_dispatch_time().is_some());
+}
+
+#[test]
+fn device_info_is_complete() {
+    let _serial = serial();
+    let Some(dev) = device((false, None)) else {
+        return;
+    };
+    let info = dev.info();
+    assert_eq!(info.backend, Backend::Wgpu);
+    assert!(info.id.starts_with("wgpu:"), "{}", info.id);
+    assert!(info.id["wgpu:".len()..].parse::<usize>().is_ok());
+    assert!(!info.name.is_empty());
+    for key in [
+        "driver",
+        "driver_info",
+        "device_type",
+        "backend_api",
+        "vendor",
+        "device",
+        "lanes_64bit",
+        "workgroup_size",
+        "max_dispatch_invocations",
+    ] {
+        assert!(info.details.contains_key(key), "missing {key}");
+    }
+    if dev.is_software() {
+        assert_eq!(info.kind, DeviceKind::Cpu);
+        assert_eq!(info.details["device_type"], "cpu");
+    }
+}
+
+#[test]
+fn discovery_without_software_never_returns_llvmpipe() {
+    let _serial = serial();
+    let found = curlpow::webgpu::discover(&DiscoverOptions::default());
+    for d in &found.devices {
+        assert_ne!(d.info().kind, DeviceKind::Cpu, "{}", d.info().name);
+        assert!(!d.info().name.to_lowercase().contains("llvmpipe"));
+    }
+    // With software adapters, lavapipe (where installed) is listed after every GPU.
+    let all = curlpow::webgpu::discover(&software(false));
+    let kinds: Vec<DeviceKind> = all.devices.iter().map(|d| d.info().kind).collect();
+    if let Some(first_cpu) = kinds.iter().position(|k| *k == DeviceKind::Cpu) {
+        assert!(kinds[first_cpu..].iter().all(|k| *k == DeviceKind::Cpu));
+    }
+    assert!(all.devices.len() >= found.devices.len());
+}
+
+/// Hashrate on the first device, both lane widths (not a timed test: run with
+/// `cargo test --release --test wgpu -- --ignored --nocapture bench`).
+#[test]
+#[ignore]
+fn bench_hashrate() {
+    let _serial = serial();
+    let secs: f64 = std::env::var("CURLPOW_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5.0);
+    for force32 in [false, true] {
+        let t0 = Instant::now();
+        let found = discover_wgpu(&software(force32), None);
+        let open = t0.elapsed();
+        let Some(dev) = found.devices.into_iter().next() else {
+            common::gpu_available("wgpu", false);
+            return;
+        };
+        let job = SearchJob::new(&common::random_tx(5), 80).unwrap();
+        // Warm-up: the first dispatch compiles; then the dispatch size settles.
+        let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_secs(1)));
+        dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+        let first = dev.first_dispatch_time().unwrap_or_default();
+        let start = Instant::now();
+        let ctl = SearchControl::new(None, Some(start + Duration::from_secs_f64(secs)));
+        let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+        let took = start.elapsed().as_secs_f64();
+        println!(
+            "wgpu bench: {} ({}), {}-bit lanes: {:.3} M nonces/s over {:.1} s; discover+open {:.0} ms, first dispatch {:.0} ms, dispatch {} invocations x {} transforms",
+            dev.info().name,
+            dev.info().details["driver_info"],
+            dev.lanes(),
+            out.nonces as f64 / took / 1e6,
+            took,
+            open.as_secs_f64() * 1e3,
+            first.as_secs_f64() * 1e3,
+            dev.dispatch_invocations(),
+            dev.tuning().transforms_per_invocation,
+        );
+    }
+}
