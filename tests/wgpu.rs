@@ -421,7 +421,20 @@ fn bench_hashrate() {
         .unwrap_or(5.0);
     for force32 in [false, true] {
         let t0 = Instant::now();
-        let found = discover_wgpu(&software(force32), None);
+        // CURLPOW_BENCH_WG / CURLPOW_BENCH_T override the workgroup size and transforms per
+        // invocation (software defaults otherwise) to compare kernel shapes.
+        let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<u32>().ok());
+        let tuning =
+            (env("CURLPOW_BENCH_WG").is_some() || env("CURLPOW_BENCH_T").is_some()).then(|| {
+                let d = Tuning::software();
+                Tuning {
+                    workgroup_size: env("CURLPOW_BENCH_WG").unwrap_or(d.workgroup_size),
+                    transforms_per_invocation: env("CURLPOW_BENCH_T")
+                        .unwrap_or(d.transforms_per_invocation),
+                    ..d
+                }
+            });
+        let found = discover_wgpu(&software(force32), tuning);
         let open = t0.elapsed();
         let Some(dev) = found.devices.into_iter().next() else {
             common::gpu_available("wgpu", false);
