@@ -245,3 +245,71 @@ fn forcing_kernels_by_name() {
         engine(k, 1).pow(&tx, 3).unwrap();
     }
 }
+
+/// On-CPU nanoseconds of this process so far (all threads), from `/proc`: rates per CPU-second
+/// stay meaningful on a host shared with other jobs.
+fn cpu_ns() -> u64 {
+    let mut total = 0;
+    if let Ok(dir) = std::fs::read_dir("/proc/self/task") {
+        for t in dir.flatten() {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat")) {
+                total += s
+                    .split_whitespace()
+                    .next()
+                    .and_then(|x| x.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+    }
+    total
+}
+
+/// Not a test: rates for tuning (`cargo test --release --test cpu_kernels -- --ignored
+/// --nocapture rates`): bare transforms on one thread, then whole searches on one and two
+/// threads, in M nonces per wall second and per CPU-second.
+#[test]
+#[ignore]
+fn rates() {
+    use std::time::Instant;
+    let tx = common::random_tx(1);
+    let job = SearchJob::new(&tx, 243).unwrap();
+    let only = std::env::var("KERNEL").ok();
+    for k in kernels() {
+        if only.as_deref().is_some_and(|o| o != k.name()) {
+            continue;
+        }
+        let n = 8_000_000 / k.lanes();
+        let mut best = (f64::MAX, f64::MAX);
+        for _ in 0..3 {
+            let (t, c) = (Instant::now(), cpu_ns());
+            std::hint::black_box(k.bare_transforms(&job, n).unwrap());
+            best.0 = best.0.min(t.elapsed().as_secs_f64());
+            best.1 = best.1.min((cpu_ns() - c) as f64 / 1e9);
+        }
+        let nonces = (n * k.lanes()) as f64;
+        let mut line = format!(
+            "{k:>8}: bare {:6.2} M/s wall {:6.2} M/CPU-s",
+            nonces / best.0 / 1e6,
+            nonces / best.1 / 1e6
+        );
+        for threads in [1usize, 2] {
+            let e = engine(k, threads);
+            let opts = curlpow::PowOptions::mwm(243).timeout(std::time::Duration::from_secs(2));
+            let mut rates = Vec::new();
+            for _ in 0..3 {
+                let c = cpu_ns();
+                if let Err(curlpow::Error::Timeout { elapsed, nonces }) = e.pow_with(&tx, &opts) {
+                    let cpu = (cpu_ns() - c) as f64 / 1e9;
+                    rates.push((
+                        nonces as f64 / elapsed.as_secs_f64() / 1e6,
+                        nonces as f64 / cpu / 1e6,
+                    ));
+                }
+            }
+            rates.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let m = rates[rates.len() / 2];
+            line += &format!(" | search {threads}T {:6.2} M/s {:6.2} M/CPU-s", m.0, m.1);
+        }
+        println!("{line}");
+    }
+}

@@ -31,8 +31,11 @@ use crate::curl::STATE_LEN;
 
 /// Extra slots after the 729 for the wrap-around copies (`F = 5` needs 21).
 pub(crate) const SIDE: usize = 21;
-/// Slots of a kernel's state array.
-pub(crate) const SLOTS: usize = STATE_LEN + SIDE;
+/// Slots of a kernel's state array: the state, the side copies, and a dummy slot that the
+/// wavefront's warm-up steps write to (so the unrolled loop has no branch).
+pub(crate) const SLOTS: usize = STATE_LEN + SIDE + 1;
+/// The dummy slot.
+pub(crate) const DUMMY: usize = SLOTS - 1;
 /// Lowest `z` any pass touches (the `F = 5` prologue starts at `-10`).
 pub(crate) const Z_MIN: isize = -10;
 /// Entries of one pass's address table, for `z` in `Z_MIN..Z_MIN + ADDR_LEN`.
@@ -141,17 +144,11 @@ pub(crate) fn lane_masks<const W: usize>() -> [([u64; W], [u64; W]); 6] {
 macro_rules! wavefront_kernel {
     ($feat:literal) => {
         use $crate::control::Worker;
-        use $crate::cpu::wavefront::{lane_masks, side_len, ADDR_LEN, SLOTS, Z_MIN};
+        use $crate::cpu::wavefront::{lane_masks, side_len, ADDR_LEN, DUMMY, SLOTS, Z_MIN};
         use $crate::curl::{HASH_LEN, STATE_LEN};
         use $crate::search::{
             Counter, CounterRange, Hit, SearchJob, COUNTER_TRITS, LANE_TRITS, NONCE_OFFSET,
         };
-
-        #[inline(always)]
-        fn shift<const K: usize>(ring: &mut [Trit; K], v: Trit) {
-            ring.copy_within(1.., 0);
-            ring[K - 1] = v;
-        }
 
         /// Copy `L_0[729..729 + n]` aside before an in-place pass overwrites slots `L_0[0..n]`.
         #[inline(always)]
@@ -161,60 +158,102 @@ macro_rules! wavefront_kernel {
             }
         }
 
-        /// Five rounds in one in-place sweep. Offsets 16, -8, 4, -2, 1; at step `t` the levels
-        /// hold `L1[t]`, `L2[t]`, `L3[t-4]`, `L4[t-4]`, `L5[t-5]` (see the module docs).
-        /// `FIRST`: read `L_0` from the template instead of `y`.
+        /// One wavefront step of [`pass5`] at ring position `U = i mod 9`. Each level keeps
+        /// its recent values in a 9-entry ring indexed by constants (the loop is unrolled by
+        /// 9), so LLVM holds the live ones in registers without moving them.
+        #[target_feature(enable = $feat)]
+        #[inline]
+        fn step5<const FIRST: bool, const U: usize>(
+            i: usize,
+            tpl: &[Trit],
+            y: &mut [Trit],
+            addr: &[u16; ADDR_LEN],
+            r: &mut [[Trit; 9]; 4],
+        ) {
+            let (a, b) = if FIRST {
+                (tpl[addr[i] as usize], tpl[addr[i + 16] as usize])
+            } else {
+                (y[addr[i] as usize], y[addr[i + 16] as usize])
+            };
+            r[0][U] = sbox(a, b); // L1[t]
+            r[1][U] = sbox(r[0][U], r[0][(U + 1) % 9]); // L2[t] = S(L1[t], L1[t-8])
+            r[2][U] = sbox(r[1][(U + 5) % 9], r[1][U]); // L3[t-4] = S(L2[t-4], L2[t])
+            r[3][U] = sbox(r[2][U], r[2][(U + 7) % 9]); // L4[t-4] = S(L3[t-4], L3[t-6])
+            let out = sbox(r[3][(U + 8) % 9], r[3][U]); // L5[t-5] = S(L4[t-5], L4[t-4])
+                                                        // Steps before t = 5 only fill the rings; their output goes to the dummy slot.
+            let at = if i >= 15 { addr[i - 5] as usize } else { DUMMY };
+            y[at] = out;
+        }
+
+        /// Five rounds in one in-place sweep. Offsets 16, -8, 4, -2, 1; step `t` computes
+        /// `L1[t]`, `L2[t]`, `L3[t-4]`, `L4[t-4]`, `L5[t-5]` (see the module docs) for
+        /// `t = -10..=733`, and stores `L5` from `t = 5` on. `FIRST`: read `L_0` from the
+        /// template instead of `y`.
         #[target_feature(enable = $feat)]
         fn pass5<const FIRST: bool>(tpl: &[Trit], y: &mut [Trit], addr: &[u16; ADDR_LEN]) {
             if !FIRST {
                 save_side(y, addr, side_len(5));
             }
-            let z = splat(0);
-            let mut r1 = [z; 9]; // L1[t-8..=t]
-            let mut r2 = [z; 5]; // L2[t-4..=t]
-            let mut r3 = [z; 3]; // L3[t-6..=t-4]
-            let mut r4 = [z; 2]; // L4[t-5..=t-4]
-                                 // Index i = t - Z_MIN; t runs -10..=733, stores start at t = 5 (z = 0).
-            for i in 0..744usize {
-                let (a, b) = if FIRST {
-                    (tpl[addr[i] as usize], tpl[addr[i + 16] as usize])
-                } else {
-                    (y[addr[i] as usize], y[addr[i + 16] as usize])
-                };
-                shift(&mut r1, sbox(a, b));
-                shift(&mut r2, sbox(r1[8], r1[0]));
-                shift(&mut r3, sbox(r2[0], r2[4]));
-                shift(&mut r4, sbox(r3[2], r3[0]));
-                let out = sbox(r4[0], r4[1]);
-                if i >= 15 {
-                    y[addr[i - 5] as usize] = out;
-                }
+            let mut r = [[splat(0); 9]; 4];
+            // Step index i = t - Z_MIN: 744 steps = 82 × 9 + 6.
+            let mut i = 0;
+            while i < 738 {
+                step5::<FIRST, 0>(i, tpl, y, addr, &mut r);
+                step5::<FIRST, 1>(i + 1, tpl, y, addr, &mut r);
+                step5::<FIRST, 2>(i + 2, tpl, y, addr, &mut r);
+                step5::<FIRST, 3>(i + 3, tpl, y, addr, &mut r);
+                step5::<FIRST, 4>(i + 4, tpl, y, addr, &mut r);
+                step5::<FIRST, 5>(i + 5, tpl, y, addr, &mut r);
+                step5::<FIRST, 6>(i + 6, tpl, y, addr, &mut r);
+                step5::<FIRST, 7>(i + 7, tpl, y, addr, &mut r);
+                step5::<FIRST, 8>(i + 8, tpl, y, addr, &mut r);
+                i += 9;
             }
+            step5::<FIRST, 0>(738, tpl, y, addr, &mut r);
+            step5::<FIRST, 1>(739, tpl, y, addr, &mut r);
+            step5::<FIRST, 2>(740, tpl, y, addr, &mut r);
+            step5::<FIRST, 3>(741, tpl, y, addr, &mut r);
+            step5::<FIRST, 4>(742, tpl, y, addr, &mut r);
+            step5::<FIRST, 5>(743, tpl, y, addr, &mut r);
         }
 
-        /// Three rounds in one in-place sweep. Offsets 4, -2, 1; at step `t` the levels hold
-        /// `L1[t]`, `L2[t]`, `L3[t-1]`.
+        /// One wavefront step of [`pass3`] at ring position `U = i mod 3`.
+        #[target_feature(enable = $feat)]
+        #[inline]
+        fn step3<const FIRST: bool, const U: usize>(
+            i: usize,
+            tpl: &[Trit],
+            y: &mut [Trit],
+            addr: &[u16; ADDR_LEN],
+            r: &mut [[Trit; 3]; 2],
+        ) {
+            let (a, b) = if FIRST {
+                (tpl[addr[i] as usize], tpl[addr[i + 4] as usize])
+            } else {
+                (y[addr[i] as usize], y[addr[i + 4] as usize])
+            };
+            r[0][U] = sbox(a, b); // L1[t]
+            r[1][U] = sbox(r[0][U], r[0][(U + 1) % 3]); // L2[t] = S(L1[t], L1[t-2])
+            let out = sbox(r[1][(U + 2) % 3], r[1][U]); // L3[t-1] = S(L2[t-1], L2[t])
+            let at = if i >= 11 { addr[i - 1] as usize } else { DUMMY };
+            y[at] = out;
+        }
+
+        /// Three rounds in one in-place sweep. Offsets 4, -2, 1; step `t` computes `L1[t]`,
+        /// `L2[t]`, `L3[t-1]` for `t = -2..=729` and stores from `t = 1` on.
         #[target_feature(enable = $feat)]
         fn pass3<const FIRST: bool>(tpl: &[Trit], y: &mut [Trit], addr: &[u16; ADDR_LEN]) {
             if !FIRST {
                 save_side(y, addr, side_len(3));
             }
-            let z = splat(0);
-            let mut r1 = [z; 3]; // L1[t-2..=t]
-            let mut r2 = [z; 2]; // L2[t-1..=t]
-                                 // t runs -2..=729 (i = t + 10), stores start at t = 1 (z = 0).
-            for i in 8..740usize {
-                let (a, b) = if FIRST {
-                    (tpl[addr[i] as usize], tpl[addr[i + 4] as usize])
-                } else {
-                    (y[addr[i] as usize], y[addr[i + 4] as usize])
-                };
-                shift(&mut r1, sbox(a, b));
-                shift(&mut r2, sbox(r1[2], r1[0]));
-                let out = sbox(r2[0], r2[1]);
-                if i >= 11 {
-                    y[addr[i - 1] as usize] = out;
-                }
+            let mut r = [[splat(0); 3]; 2];
+            // i = t - Z_MIN runs 8..740: 732 steps = 244 × 3.
+            let mut i = 8;
+            while i < 740 {
+                step3::<FIRST, 0>(i, tpl, y, addr, &mut r);
+                step3::<FIRST, 1>(i + 1, tpl, y, addr, &mut r);
+                step3::<FIRST, 2>(i + 2, tpl, y, addr, &mut r);
+                i += 3;
             }
         }
 
