@@ -7,7 +7,7 @@
 //   STATE_LOCAL 0: the state lives in private memory;
 //               1: in __local memory, laid out [slot][half][work-item] (LOCAL_SIZE work-items)
 //   LOCAL_SIZE  work-group size the kernel is launched with (used when STATE_LOCAL is 1)
-//   FUSE        1: one round per pass over the state; 3: three rounds fused per pass
+//   FUSE        1: one round per pass over the state; 3 or 5: that many rounds fused per pass
 //
 // Encoding of one trit (domain.md): -1 -> (lo 1, hi 0), 0 -> (1, 1), +1 -> (0, 1).
 // S-box, 4 operations: lo' = a.hi ^ (~b.lo & a.lo); hi' = a.lo ^ (b.hi & lo').
@@ -34,8 +34,12 @@
 #endif
 #if FUSE == 1
 #define SLOTS STATE_LEN
-#else
+#elif FUSE == 3
 #define SLOTS (STATE_LEN + 5)
+#elif FUSE == 5
+#define SLOTS (STATE_LEN + 21)
+#else
+#error "FUSE must be 1, 3 or 5"
 #endif
 
 #if LANE_BITS == 64
@@ -119,78 +123,161 @@ inline uint transform(STATE_SPACE W *st) {
     return c;
 }
 #else
-// 27 passes of 3 fused rounds, in place (the wavefront of src/cpu/wavefront.rs).
+// Passes of 3 or 5 fused rounds, in place (the wavefront of src/cpu/wavefront.rs).
 //
 // Round r seen through L_r[z] = state_r[alpha_r z] with alpha_{r+1} = -2 alpha_r is a two-tap
-// stencil: L_{r+1}[z] = S(L_r[z], L_r[z + delta_r]), delta_{r+1} = -delta_r / 2. A pass of 3
-// rounds starts at alpha_0 = -1/8 (delta = 4, -2, 1) and ends in natural order
-// (L_3[z] = state_{r+3}[z]). It walks t upwards: loads L_0[t], computes L_1[t-4], L_2[t-4] and
-// L_3[t-5] from register windows, and stores L_3[t-5] into the slot L_0[t-5] came from, which no
-// later step reads. Each trit is loaded and stored once per 3 rounds. L_0[z] lives in slot
-// (m z) mod 729 (m = c alpha_0); for z = 729..733 the pass reads copies of L_0[0..5] made in
-// side slots 729..733 before it starts. Needs 734 slots.
-#define ALPHA0 91u /* -1/8 mod 729: 8 * 91 = 728 = -1 */
+// stencil: L_{r+1}[z] = S(L_r[z], L_r[z + delta_r]), delta_{r+1} = -delta_r / 2. A pass of F
+// rounds starts at alpha_0 = -1/2^F (delta = 4, -2, 1 for F = 3; 16, -8, 4, -2, 1 for F = 5)
+// and ends in natural order (L_F[z] = state_{r+F}[z]). It walks t upwards: loads L_0[t],
+// computes one value of every level from register windows (level k keeps its last |delta_k| + 1
+// values), and stores L_F[t - lag] into the slot L_0[t - lag] came from, which no later step
+// reads. Each trit is loaded and stored once per F rounds. L_0[z] lives in slot (m z) mod 729
+// (m = c alpha_0); for z >= 729 the pass reads copies of L_0[z - 729] made in side slots
+// 729.. before it starts; z < 0 reads slots not yet overwritten.
+// FUSE 3: 27 passes of 3. FUSE 5: 15 passes of 5, then 2 of 3 (81 = 75 + 6).
 
-inline uint transform(STATE_SPACE W *st) {
-    uint c = 1;
-    for (uint pass = 0; pass < ROUNDS / 3; pass++) {
-        const uint m = (c * ALPHA0) % STATE_LEN;
-        // Side copies of L_0[0..5].
-        uint s = 0;
-        for (uint z = 0; z < 5; z++) {
-            LO(st, STATE_LEN + z) = LO(st, s);
-            HI(st, STATE_LEN + z) = HI(st, s);
-            s += m;
-            s = (s >= STATE_LEN) ? s - STATE_LEN : s;
-        }
-        W p0l = ZEROS, p0h = ZEROS, p1l = ZEROS, p1h = ZEROS, p2l = ZEROS, p2h = ZEROS,
-          p3l = ZEROS, p3h = ZEROS;
-        W q0l = ZEROS, q0h = ZEROS, q1l = ZEROS, q1h = ZEROS;
-        W r0l = ZEROS, r0h = ZEROS;
-        // Read slot for t = -2, write slot for z = t - 5 = 0.
-        uint rs = STATE_LEN - (2u * m) % STATE_LEN;
-        rs = (rs >= STATE_LEN) ? rs - STATE_LEN : rs;
-        uint ws = 0;
+#define ALPHA3 91u  /* -1/8 mod 729:  8 * 91 = 728 */
+#define ALPHA5 205u /* -1/32 mod 729: 32 * 205 = 6560 = 9 * 729 - 1 */
 
-#define FUSED_STEP(LOAD_SLOT, STORE)                                                            \
+#define NEXT_SLOT(x, m)                                                                        \
+    do {                                                                                       \
+        x += (m);                                                                              \
+        x = (x >= STATE_LEN) ? x - STATE_LEN : x;                                              \
+    } while (0)
+
+// Copy L_0[0..n] into the side slots.
+inline void side_copies(STATE_SPACE W *st, uint m, uint n) {
+    uint s = 0;
+    for (uint z = 0; z < n; z++) {
+        LO(st, STATE_LEN + z) = LO(st, s);
+        HI(st, STATE_LEN + z) = HI(st, s);
+        NEXT_SLOT(s, m);
+    }
+}
+
+// One pass of 3 rounds with multiplier m.
+inline void pass3(STATE_SPACE W *st, uint m) {
+    side_copies(st, m, 5);
+    W p0l = ZEROS, p0h = ZEROS, p1l = ZEROS, p1h = ZEROS, p2l = ZEROS, p2h = ZEROS,
+      p3l = ZEROS, p3h = ZEROS;
+    W q0l = ZEROS, q0h = ZEROS, q1l = ZEROS, q1h = ZEROS;
+    W r0l = ZEROS, r0h = ZEROS;
+    // Read slot of t = -2; write slot of z = 0.
+    uint rs = STATE_LEN - (2u * m) % STATE_LEN;
+    uint ws = 0;
+
+#define STEP3(LOAD_SLOT, STORE)                                                                \
     do {                                                                                       \
         const W p4l = LO(st, LOAD_SLOT);                                                       \
         const W p4h = HI(st, LOAD_SLOT);                                                       \
         W n1l, n1h, n2l, n2h, n3l, n3h;                                                        \
-        SBOX(n1l, n1h, p0l, p0h, p4l, p4h);                                                    \
-        SBOX(n2l, n2h, n1l, n1h, q0l, q0h);                                                    \
-        SBOX(n3l, n3h, r0l, r0h, n2l, n2h);                                                    \
+        SBOX(n1l, n1h, p0l, p0h, p4l, p4h); /* L1[t-4] = S(L0[t-4], L0[t]) */                  \
+        SBOX(n2l, n2h, n1l, n1h, q0l, q0h); /* L2[t-4] = S(L1[t-4], L1[t-6]) */                \
+        SBOX(n3l, n3h, r0l, r0h, n2l, n2h); /* L3[t-5] = S(L2[t-5], L2[t-4]) */                \
         if (STORE) {                                                                           \
             LO(st, ws) = n3l;                                                                  \
             HI(st, ws) = n3h;                                                                  \
-            ws += m;                                                                           \
-            ws = (ws >= STATE_LEN) ? ws - STATE_LEN : ws;                                      \
+            NEXT_SLOT(ws, m);                                                                  \
         }                                                                                      \
         p0l = p1l; p0h = p1h; p1l = p2l; p1h = p2h; p2l = p3l; p2h = p3h; p3l = p4l; p3h = p4h; \
         q0l = q1l; q0h = q1h; q1l = n1l; q1h = n1h;                                            \
         r0l = n2l; r0h = n2h;                                                                  \
     } while (0)
 
-        // t = -2..4: fill the windows.
-        for (int t = -2; t < 5; t++) {
-            FUSED_STEP(rs, 0);
-            rs += m;
-            rs = (rs >= STATE_LEN) ? rs - STATE_LEN : rs;
-        }
-        // t = 5..728: store L_3[t - 5].
-#pragma unroll 4
-        for (uint t = 5; t < STATE_LEN; t++) {
-            FUSED_STEP(rs, 1);
-            rs += m;
-            rs = (rs >= STATE_LEN) ? rs - STATE_LEN : rs;
-        }
-        // t = 729..733: read the side copies.
-        for (uint t = STATE_LEN; t < STATE_LEN + 5; t++) {
-            FUSED_STEP(t, 1);
-        }
-#undef FUSED_STEP
-        c = m;
+    for (int t = -2; t < 5; t++) { // fill the windows
+        STEP3(rs, 0);
+        NEXT_SLOT(rs, m);
     }
+#pragma unroll 4
+    for (uint t = 5; t < STATE_LEN; t++) { // store L3[t - 5]
+        STEP3(rs, 1);
+        NEXT_SLOT(rs, m);
+    }
+    for (uint t = STATE_LEN; t < STATE_LEN + 5; t++) { // read the side copies
+        STEP3(t, 1);
+    }
+#undef STEP3
+}
+
+#if FUSE == 5
+// One pass of 5 rounds with multiplier m. Windows: L0 17 values, L1 9, L2 5, L3 3, L4 2
+// (index 0 oldest); fully unrolled shifts so that they stay in registers.
+inline void pass5(STATE_SPACE W *st, uint m) {
+    side_copies(st, m, 21);
+    W al[17], ah[17], bl[9], bh[9], cl[5], ch[5], dl[3], dh[3], el[2], eh[2];
+#pragma unroll
+    for (int i = 0; i < 17; i++) { al[i] = ZEROS; ah[i] = ZEROS; }
+#pragma unroll
+    for (int i = 0; i < 9; i++) { bl[i] = ZEROS; bh[i] = ZEROS; }
+#pragma unroll
+    for (int i = 0; i < 5; i++) { cl[i] = ZEROS; ch[i] = ZEROS; }
+#pragma unroll
+    for (int i = 0; i < 3; i++) { dl[i] = ZEROS; dh[i] = ZEROS; }
+    el[0] = el[1] = eh[0] = eh[1] = ZEROS;
+    // Read slot of t = -10; write slot of z = 0.
+    uint rs = STATE_LEN - (10u * m) % STATE_LEN;
+    uint ws = 0;
+
+#define SHIFT(arr, n)                                                                          \
+    _Pragma("unroll") for (int i = 0; i < (n) - 1; i++) { arr[i] = arr[i + 1]; }
+
+#define STEP5(LOAD_SLOT, STORE)                                                                \
+    do {                                                                                       \
+        SHIFT(al, 17) SHIFT(ah, 17)                                                            \
+        al[16] = LO(st, LOAD_SLOT);                                                            \
+        ah[16] = HI(st, LOAD_SLOT);                                                            \
+        SHIFT(bl, 9) SHIFT(bh, 9)                                                              \
+        SBOX(bl[8], bh[8], al[0], ah[0], al[16], ah[16]); /* L1[t-16] */                       \
+        SHIFT(cl, 5) SHIFT(ch, 5)                                                              \
+        SBOX(cl[4], ch[4], bl[8], bh[8], bl[0], bh[0]);   /* L2[t-16] */                       \
+        SHIFT(dl, 3) SHIFT(dh, 3)                                                              \
+        SBOX(dl[2], dh[2], cl[0], ch[0], cl[4], ch[4]);   /* L3[t-20] */                       \
+        SHIFT(el, 2) SHIFT(eh, 2)                                                              \
+        SBOX(el[1], eh[1], dl[2], dh[2], dl[0], dh[0]);   /* L4[t-20] */                       \
+        if (STORE) {                                                                           \
+            W ol, oh;                                                                          \
+            SBOX(ol, oh, el[0], eh[0], el[1], eh[1]);     /* L5[t-21] */                       \
+            LO(st, ws) = ol;                                                                   \
+            HI(st, ws) = oh;                                                                   \
+            NEXT_SLOT(ws, m);                                                                  \
+        }                                                                                      \
+    } while (0)
+
+    for (int t = -10; t < 21; t++) { // fill the windows
+        STEP5(rs, 0);
+        NEXT_SLOT(rs, m);
+    }
+#pragma unroll 16
+    for (uint t = 21; t < STATE_LEN; t++) { // store L5[t - 21]
+        STEP5(rs, 1);
+        NEXT_SLOT(rs, m);
+    }
+    for (uint t = STATE_LEN; t < STATE_LEN + 21; t++) { // read the side copies
+        STEP5(t, 1);
+    }
+#undef STEP5
+#undef SHIFT
+}
+#endif
+
+// The whole transform. Returns the final multiplier c: logical trit j is in slot (c * j) % 729.
+inline uint transform(STATE_SPACE W *st) {
+    uint c = 1;
+#if FUSE == 5
+    for (uint pass = 0; pass < 15; pass++) {
+        c = (c * ALPHA5) % STATE_LEN;
+        pass5(st, c);
+    }
+    for (uint pass = 0; pass < 2; pass++) {
+        c = (c * ALPHA3) % STATE_LEN;
+        pass3(st, c);
+    }
+#else
+    for (uint pass = 0; pass < ROUNDS / 3; pass++) {
+        c = (c * ALPHA3) % STATE_LEN;
+        pass3(st, c);
+    }
+#endif
     return c;
 }
 #endif

@@ -54,6 +54,8 @@ fn variants() -> Vec<Option<KernelConfig>> {
         KernelConfig::parse("u32:local"),
         KernelConfig::parse("u64x8-f1"),
         KernelConfig::parse("u32-f1:local"),
+        KernelConfig::parse("u32-f5"),
+        KernelConfig::parse("u64x8-f5"),
     ]
 }
 
@@ -231,10 +233,24 @@ fn search_stays_inside_its_counter_range() {
     common::assert_valid_pow(&tx, &done, 6);
 }
 
+/// A device of its own (not shared with the other tests of this binary), compiled, for the
+/// tests that time a search.
+fn own_device() -> Option<Arc<OpenClDevice>> {
+    let dev = discover_opencl(&software(), None)
+        .devices
+        .into_iter()
+        .next();
+    if !common::gpu_available("opencl", dev.is_some()) {
+        return None;
+    }
+    let dev = dev?;
+    dev.prepare().expect("compile");
+    Some(dev)
+}
+
 #[test]
 fn cancel_from_another_thread_stops_between_launches() {
-    let Some(dev) = device(None) else { return };
-    dev.prepare().unwrap();
+    let Some(dev) = own_device() else { return };
     let job = SearchJob::new(&common::random_tx(5), 60).unwrap();
     let token = CancelToken::new();
     let ctl = SearchControl::new(Some(token.clone()), None);
@@ -260,8 +276,7 @@ fn cancel_from_another_thread_stops_between_launches() {
 
 #[test]
 fn deadline_ends_the_search() {
-    let Some(dev) = device(None) else { return };
-    dev.prepare().unwrap();
+    let Some(dev) = own_device() else { return };
     let job = SearchJob::new(&common::random_tx(6), 60).unwrap();
     let start = Instant::now();
     let ctl = SearchControl::new(None, Some(start + Duration::from_millis(300)));
@@ -326,14 +341,22 @@ fn discovery_lists_software_devices_only_on_request() {
 
 #[test]
 fn discovery_is_fast() {
-    // Discovery probes drivers only; it compiles nothing.
-    let start = Instant::now();
-    let found = discover_opencl(&software(), None);
-    let took = start.elapsed();
-    assert!(took < Duration::from_secs(2), "discovery took {took:?}");
-    if found.devices.is_empty() {
-        assert!(!found.warnings.is_empty(), "no devices and no warning");
+    // Discovery probes drivers only; it compiles nothing. Alone it takes ~40 ms on PoCL, but a
+    // driver may hold a lock while another test's kernel compiles: the best of a few tries must
+    // be fast.
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        let found = discover_opencl(&software(), None);
+        times.push(start.elapsed());
+        if found.devices.is_empty() {
+            assert!(!found.warnings.is_empty(), "no devices and no warning");
+        }
+        if times.last().unwrap() < &Duration::from_millis(500) {
+            return;
+        }
     }
+    panic!("discovery took {times:?}");
 }
 
 #[test]
@@ -347,6 +370,7 @@ fn kernel_config_names_round_trip() {
         "u32:local",
         "u64x8-f1",
         "u32-f1:local",
+        "u64-f5",
     ] {
         let c = KernelConfig::parse(name).unwrap();
         assert_eq!(c.name(), name);
@@ -383,6 +407,7 @@ fn bench_opencl_hashrate() {
         "u64x8",
         "u32x16",
         "u64x8-f1",
+        "u64x8-f5",
         "u32x16-f1",
         "u32:local",
     ];

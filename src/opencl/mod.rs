@@ -49,6 +49,10 @@ pub const KERNEL_SOURCE: &str = include_str!("../../kernels/curl_pow.cl");
 /// (see [`KernelConfig::parse`]).
 pub const KERNEL_ENV: &str = "CURLPOW_OPENCL_KERNEL";
 
+/// Serialises driver probing and context creation within the process: PoCL 3.1 crashed
+/// (SIGSEGV in `clGetDeviceInfo(CL_DEVICE_NAME)`) when several threads discovered at once.
+static PROBE_LOCK: Mutex<()> = Mutex::new(());
+
 /// How long one launch should run; the global size adapts to it.
 const TARGET_LAUNCH: Duration = Duration::from_millis(5);
 
@@ -66,7 +70,8 @@ pub struct KernelConfig {
     pub vec: u32,
     /// Keep the state in `__local` memory (`[slot][half][work-item]`) instead of private memory.
     pub local_state: bool,
-    /// Rounds fused per pass over the state: 3 (the default, 27 wavefront passes) or 1.
+    /// Rounds fused per pass over the state: 3 (the default: 27 wavefront passes), 5 (15 passes
+    /// of 5 and 2 of 3; more registers) or 1.
     pub fuse: u32,
 }
 
@@ -103,7 +108,7 @@ impl KernelConfig {
         self.lanes() / 8
     }
 
-    /// Bytes of one work-item's state (729 trits, two halves, plus 5 side slots when fused).
+    /// Bytes of one work-item's state (729 trits, two halves, plus the side slots of fused passes).
     pub fn state_bytes(&self) -> usize {
         let slots = if self.fuse == 1 {
             STATE_LEN
@@ -118,7 +123,7 @@ impl KernelConfig {
         matches!(self.lane_bits, 32 | 64)
             && matches!(self.vec, 1 | 2 | 4 | 8 | 16)
             && self.lanes() <= MAX_LANES
-            && matches!(self.fuse, 1 | 3)
+            && matches!(self.fuse, 1 | 3 | 5)
     }
 
     /// The default for a kind of device.
@@ -129,8 +134,8 @@ impl KernelConfig {
         }
     }
 
-    /// Parse `u32`, `u64`, `u64x8`, `u32x16`, …, optionally followed by `-f1` (one round per
-    /// pass instead of three fused) and by `:local` or `:private`.
+    /// Parse `u32`, `u64`, `u64x8`, `u32x16`, …, optionally followed by `-f1` or `-f5` (rounds
+    /// fused per pass; 3 without) and by `:local` or `:private`.
     pub fn parse(s: &str) -> Option<KernelConfig> {
         let s = s.trim().to_ascii_lowercase();
         let (word, space) = match s.split_once(':') {
@@ -224,6 +229,7 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
 /// Like [`discover`], with the concrete type, and every device using `kernel` when given
 /// (otherwise `CURLPOW_OPENCL_KERNEL`, otherwise [`KernelConfig::default_for`] its kind).
 pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> OpenClDiscovery {
+    let _probing = PROBE_LOCK.lock();
     let mut out = OpenClDiscovery::default();
     let env_kernel = match std::env::var(KERNEL_ENV) {
         Ok(v) if !v.trim().is_empty() => match KernelConfig::parse(&v) {
@@ -247,6 +253,11 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
     let mut found: Vec<(u8, OpenClDevice)> = Vec::new();
     for (pi, &platform) in platforms.iter().enumerate() {
         let devices = match device_ids(platform) {
+            Ok(d) if d.is_empty() => {
+                out.warnings
+                    .push(format!("OpenCL platform {pi}: no devices"));
+                continue;
+            }
             Ok(d) => d,
             Err(msg) => {
                 out.warnings.push(format!("OpenCL platform {pi}: {msg}"));
@@ -323,22 +334,14 @@ fn launch_local_size(cfg: &KernelConfig, raw: &RawDevice) -> Option<usize> {
 /// One OpenCL device: its description, and (once used) its compiled program, queue and buffers.
 pub struct OpenClDevice {
     info: DeviceInfo,
-    platform: ffi::cl_platform_id,
-    device: ffi::cl_device_id,
+    platform: ocl::core::PlatformId,
+    device: ocl::core::DeviceId,
     kernel: KernelConfig,
     local_size: usize,
     compute_units: usize,
     session: Mutex<Option<Session>>,
     nonces: AtomicU64,
 }
-
-// SAFETY: `cl_platform_id` and `cl_device_id` are opaque handles that the OpenCL specification
-// makes valid from any host thread (all OpenCL API calls are thread-safe since 1.1, except
-// clSetKernelArg on one kernel, which happens only under `session`'s mutex). The raw pointers are
-// never dereferenced by this crate.
-unsafe impl Send for OpenClDevice {}
-// SAFETY: as above; all mutable state is behind the mutex or atomic.
-unsafe impl Sync for OpenClDevice {}
 
 impl std::fmt::Debug for OpenClDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -406,6 +409,15 @@ impl OpenClDevice {
             kind: raw.kind,
             details: d,
         };
+        // SAFETY: both handles came from clGetPlatformIDs / clGetDeviceIDs of the loaded ICD;
+        // platform ids and root-device ids are not reference counted and are never released, so
+        // they stay valid for the life of the process (and may be used from any thread).
+        let (platform, device) = unsafe {
+            (
+                ocl::core::PlatformId::from_raw(platform),
+                ocl::core::DeviceId::from_raw(device),
+            )
+        };
         OpenClDevice {
             info,
             platform,
@@ -452,22 +464,16 @@ impl OpenClDevice {
     }
 
     fn open(&self) -> Result<Session, Error> {
-        // SAFETY: both handles came from clGetPlatformIDs / clGetDeviceIDs of the loaded ICD and
-        // platform and device ids are never released (they are not reference counted for root
-        // devices), so they stay valid for the process.
-        let (platform, device) = unsafe {
-            (
-                ocl::core::PlatformId::from_raw(self.platform),
-                ocl::core::DeviceId::from_raw(self.device),
-            )
+        let platform = ocl::Platform::new(self.platform);
+        let device = ocl::Device::from(self.device);
+        let context = {
+            let _probing = PROBE_LOCK.lock();
+            ocl::Context::builder()
+                .platform(platform)
+                .devices(device)
+                .build()
+                .map_err(|e| self.err(format!("context: {e}")))?
         };
-        let platform = ocl::Platform::new(platform);
-        let device = ocl::Device::from(device);
-        let context = ocl::Context::builder()
-            .platform(platform)
-            .devices(device)
-            .build()
-            .map_err(|e| self.err(format!("context: {e}")))?;
         let program = ocl::Program::builder()
             .src(KERNEL_SOURCE)
             .cmplr_opt(self.kernel.build_options(self.local_size))
