@@ -11,8 +11,9 @@
 #      into `curlpow verify --mwm 14`, and `curlpow bench --json --seconds 5`;
 #   4. for the OpenCL GPUs, the bench of each kernel variant (CURLPOW_OPENCL_KERNEL), to choose
 #      the GPU default;
-#   and writes every output under $OUT (or ./gpu-check-out when OUT is unset), with a summary
-#   table printed last.
+#   and writes every output under $OUT (or ./gpu-check-out when OUT is unset): summary.txt,
+#   gpu-check.log, system.txt, devices.json, pow.txt, bench.jsonl (six files; the device tool
+#   returns at most eight), with the summary table printed last.
 #
 # Prepare, on the development machine, from the repository root (x86-64 Linux):
 #
@@ -129,14 +130,14 @@ SW_FLAG=()
 
 # --- 2. devices ------------------------------------------------------------------------------
 log "curlpow devices --json"
-if ! timeout 60 "$BIN" devices --json "${SW_FLAG[@]}" >"$OUT/devices.json" 2>"$OUT/devices.err"; then
-    log "curlpow devices failed (exit $?); see devices.err"
+if ! timeout 60 "$BIN" devices --json "${SW_FLAG[@]}" >"$OUT/devices.json" 2>"$WORK/devices.err"; then
+    log "curlpow devices failed (exit $?)"
     # A binary that cannot start (exit 127: libOpenCL.so.1 missing) says so here.
-    cat "$OUT/devices.err" | tee -a "$LOG" >&2
-    ldd "$BIN" >>"$OUT/devices.err" 2>&1
+    tee -a "$LOG" <"$WORK/devices.err" >&2
+    ldd "$BIN" >>"$LOG" 2>&1
     exit 1
 fi
-cat "$OUT/devices.err" >>"$LOG"
+cat "$WORK/devices.err" >>"$LOG"
 
 # "backend id kind" per line, GPUs (and, with GPU_CHECK_SOFTWARE=1, CPU drivers of GPU APIs).
 python3 - "$OUT/devices.json" "$SOFTWARE" >"$WORK/targets.txt" <<'EOF'
@@ -163,7 +164,7 @@ else
 fi
 
 row "$(printf '%-8s %-12s %-14s %-8s %-8s %s' backend device kernel pow verify 'M nonces/s')"
-safe() { echo "$1" | tr -c 'A-Za-z0-9._-\n' '_'; }
+safe() { echo "$1" | tr -c 'A-Za-z0-9._\n-' '_'; }
 
 # --- 3. per device: PoW + verify, bench ------------------------------------------------------
 while read -r backend id kind name; do
@@ -172,18 +173,19 @@ while read -r backend id kind name; do
     log "$id ($name, $kind): pow --mwm $MWM"
     t0=$(date +%s%N)
     timeout 120 "$BIN" pow --backend "$backend" --device "$id" "${SW_FLAG[@]}" --mwm "$MWM" --quiet --stats \
-        <"$TX" >"$OUT/pow_$tag.trytes" 2>"$WORK/pow_$tag.err"
+        <"$TX" >"$WORK/pow_$tag.trytes" 2>"$WORK/pow_$tag.err"
     prc=$?
     t1=$(date +%s%N)
     cat "$WORK/pow_$tag.err" >>"$LOG"
-    timeout 30 "$BIN" verify --mwm "$MWM" <"$OUT/pow_$tag.trytes" >>"$LOG" 2>&1
+    timeout 30 "$BIN" verify --mwm "$MWM" <"$WORK/pow_$tag.trytes" >>"$LOG" 2>&1
     vrc=$?
+    { echo "# $id pow exit $prc verify exit $vrc"; cat "$WORK/pow_$tag.trytes"; } >>"$OUT/pow.txt"
     pow=$([ $prc = 0 ] && echo "ok$(((t1 - t0) / 1000000))ms" || echo "exit$prc")
     ver=$([ $vrc = 0 ] && echo ok || echo "exit$vrc")
     log "$id: pow $pow, verify $ver"
 
     kernels=(default)
-    [ "$backend" = opencl ] && kernels=(default u32 u64 u32-f1 u64-f1 u32:local u64x2)
+    [ "$backend" = opencl ] && kernels=(default u32 u64 u32-f5 u64-f5 u32-f1 u32:local u64x2)
     for k in "${kernels[@]}"; do
         [ "$(left)" -gt 20 ] || { log "budget spent; no more benches"; break; }
         ktag=$(safe "$k")
