@@ -13,15 +13,18 @@
 //
 // The transform is computed in place: the round's index walk I[k] = 364 k mod 729 visits every
 // slot once, and after computing new trit k the old value in slot I[k] is needed by no later step
-// except slot 0 (needed by the last step: kept aside). The storage is then permuted: after r
-// rounds logical trit i lives in slot (364^r * i) mod 729. One load and one store per
-// trit-round, half the memory of a double buffer.
+// except slot 0 (needed by the last step: kept aside). The storage is then permuted: logical
+// trit i lives in slot (m * i) mod 729 for a multiplier m that each round (or pass) updates.
+// FUSE = 1: one round per pass, one load and one store per trit-round. FUSE = 3 (default):
+// three rounds fused per pass as a wavefront with register windows, a third of the traffic;
+// five extra side slots per invocation (734 in all).
 //
 // Loop shape: llvmpipe caps one invocation at 65,535 loop iterations in total (and silently
-// computes garbage beyond). A round is 728 steps unrolled by 8 (91 iterations) plus the last
-// step, so one transform is 81 * 92 iterations plus ~220 for set-up and the test: about 7,700.
-// TRANSFORMS (pipeline-overridable) transforms run per invocation per dispatch; the host keeps
-// TRANSFORMS * 7,700 well under the cap on software adapters and raises it on GPUs.
+// computes garbage beyond). Loops are partially unrolled: a single-round transform is 81 * 92
+// iterations, a fused one 27 * 198, plus ~370 for set-up and the test (host constant
+// LOOP_ITERATIONS_PER_TRANSFORM takes the larger). TRANSFORMS (pipeline-overridable)
+// transforms run per invocation per dispatch; the host keeps TRANSFORMS times that well under
+// the cap on software adapters and raises it on GPUs.
 
 // Search parameters, rewritten before every dispatch.
 struct Params {
@@ -51,12 +54,17 @@ struct Found {
 override WORKGROUP_SIZE: u32 = 64u;
 // Transforms per invocation per dispatch (pipeline-overridable; see the loop note above).
 override TRANSFORMS: u32 = 1u;
+// Rounds per pass over the state: 1 (one load and store per trit-round) or 3 (fused, a third
+// of the memory traffic).
+override FUSE: u32 = 3u;
 
 const STATE_LEN: u32 = 729u;
 const HASH_LEN: u32 = 243u;
 const ROUNDS: u32 = 81u;
 const COUNTER_START: u32 = 168u;
 const COUNTER_LEN: u32 = 42u;
+// Slots per invocation: the state and the fused passes' five side copies.
+const SLOTS: u32 = 734u;
 
 @group(0) @binding(0) var<uniform> params: Params;
 // The mid-state, bit-sliced: lane trits (162..168) hold each lane's number, counter trits zero.
@@ -85,9 +93,9 @@ fn step(a: vec2<W>, p: u32, next: u32, stride: u32, g: u32) -> vec2<W> {
     return b;
 }
 
-// 81 in-place rounds on invocation g's state. Returns the final multiplier m: logical trit i
-// is then in slot (m * i) mod 729.
-fn transform(g: u32, stride: u32) -> u32 {
+// 81 in-place rounds, one per pass. Returns the final multiplier m: logical trit i is then in
+// slot (m * i) mod 729.
+fn transform_single(g: u32, stride: u32) -> u32 {
     var m = 1u;
     for (var r = 0u; r < ROUNDS; r++) {
         m = (m * 364u) % STATE_LEN;
@@ -118,6 +126,90 @@ fn transform(g: u32, stride: u32) -> u32 {
         scratch[p * stride + g] = sbox(a, first);
     }
     return m;
+}
+
+// Three rounds fused per pass (the wavefront of src/cpu/wavefront.rs, as in curl_pow.cl).
+// Round r seen through L_r[z] = state_r[alpha_r z] with alpha_{r+1} = -2 alpha_r is a two-tap
+// stencil L_{r+1}[z] = S(L_r[z], L_r[z + delta_r]), delta = 4, -2, 1 when a pass starts at
+// alpha_0 = -1/8 = 91 (mod 729); it ends in natural order. A pass walks t upwards, loads
+// L_0[t], computes one value of each level from register windows and stores L_3[t - 5] into
+// the slot L_0[t - 5] came from, which no later step reads: each trit is loaded and stored once
+// per three rounds. L_0[0..5] are copied to side slots 729..734 first (the wrap-around reads).
+struct Window {
+    // L_0[t-4], L_0[t-3], L_0[t-2], L_0[t-1]
+    p0: vec2<W>,
+    p1: vec2<W>,
+    p2: vec2<W>,
+    p3: vec2<W>,
+    // L_1[t-6], L_1[t-5]
+    q0: vec2<W>,
+    q1: vec2<W>,
+    // L_2[t-5]
+    r0: vec2<W>,
+    // L_3[t-5], this step's output
+    out: vec2<W>,
+}
+
+fn step3(w: Window, p4: vec2<W>) -> Window {
+    let n1 = sbox(w.p0, p4); // L1[t-4] = S(L0[t-4], L0[t])
+    let n2 = sbox(n1, w.q0); // L2[t-4] = S(L1[t-4], L1[t-6])
+    let n3 = sbox(w.r0, n2); // L3[t-5] = S(L2[t-5], L2[t-4])
+    return Window(w.p1, w.p2, w.p3, p4, w.q1, n1, n2, n3);
+}
+
+fn pass3(g: u32, stride: u32, m: u32) {
+    var s = 0u;
+    for (var z = 0u; z < 5u; z++) {
+        scratch[(STATE_LEN + z) * stride + g] = scratch[s * stride + g];
+        s = add_mod(s, m);
+    }
+    let zero = vec2<W>(W(0u), W(0u));
+    var w = Window(zero, zero, zero, zero, zero, zero, zero, zero);
+    // Read slot of t = -2, write slot of z = 0.
+    var rs = STATE_LEN - (2u * m) % STATE_LEN;
+    var ws = 0u;
+    for (var t = 0u; t < 7u; t++) { // t = -2..5: fill the windows
+        w = step3(w, scratch[rs * stride + g]);
+        rs = add_mod(rs, m);
+    }
+    for (var k = 0u; k < 181u; k++) { // t = 5..729, four per iteration
+        w = step3(w, scratch[rs * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        rs = add_mod(rs, m); ws = add_mod(ws, m);
+        w = step3(w, scratch[rs * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        rs = add_mod(rs, m); ws = add_mod(ws, m);
+        w = step3(w, scratch[rs * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        rs = add_mod(rs, m); ws = add_mod(ws, m);
+        w = step3(w, scratch[rs * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        rs = add_mod(rs, m); ws = add_mod(ws, m);
+    }
+    for (var t = STATE_LEN; t < STATE_LEN + 5u; t++) { // the side copies
+        w = step3(w, scratch[t * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        ws = add_mod(ws, m);
+    }
+}
+
+// 27 passes of 3 fused rounds. Returns the final multiplier as transform_single does.
+fn transform_fused(g: u32, stride: u32) -> u32 {
+    var m = 1u;
+    for (var p = 0u; p < ROUNDS / 3u; p++) {
+        m = (m * 91u) % STATE_LEN;
+        pass3(g, stride, m);
+    }
+    return m;
+}
+
+// The transform of invocation g's state (slots 0..729 in natural order on entry). FUSE picks
+// the shape; both leave logical trit i in slot (m * i) mod 729 for the returned m.
+fn transform(g: u32, stride: u32) -> u32 {
+    if FUSE == 3u {
+        return transform_fused(g, stride);
+    }
+    return transform_single(g, stride);
 }
 
 fn splat(bit: bool) -> W {

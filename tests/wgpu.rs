@@ -38,7 +38,8 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// The first wgpu device for `variant`, shared by every test of this binary so that each
 /// variant is opened (and compiled) once.
 fn device(variant: Variant) -> Option<Arc<WgpuDevice>> {
-    type Cache = Mutex<HashMap<(bool, Option<(u32, u32, u32)>), Option<Arc<WgpuDevice>>>>;
+    type Key = (bool, Option<(u32, u32, u32, u32)>);
+    type Cache = Mutex<HashMap<Key, Option<Arc<WgpuDevice>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let key = (
         variant.0,
@@ -47,6 +48,7 @@ fn device(variant: Variant) -> Option<Arc<WgpuDevice>> {
                 t.workgroup_size,
                 t.transforms_per_invocation,
                 t.max_invocations,
+                t.fuse,
             )
         }),
     );
@@ -70,21 +72,29 @@ fn device(variant: Variant) -> Option<Arc<WgpuDevice>> {
     }
 }
 
-/// Several transforms per invocation and a small workgroup: the kernel's counter loop and
-/// dispatch bookkeeping, still inside llvmpipe's loop cap.
+/// Several transforms per invocation, a small workgroup and one round per pass: the kernel's
+/// counter loop, dispatch bookkeeping and the unfused transform, still inside llvmpipe's loop
+/// cap.
 fn looped() -> Tuning {
     Tuning {
         workgroup_size: 16,
         transforms_per_invocation: 3,
         max_invocations: 1024,
+        fuse: 1,
         target_dispatch: Duration::from_millis(8),
     }
 }
 
 /// Every correctness test runs on these: the default (64-bit lanes where the adapter has
-/// SHADER_INT64), forced 32-bit lanes, and the looped shape.
+/// SHADER_INT64, 3 fused rounds), forced 32-bit lanes, and the looped unfused shape (64 and
+/// 32-bit).
 fn variants() -> Vec<Variant> {
-    vec![(false, None), (true, None), (false, Some(looped()))]
+    vec![
+        (false, None),
+        (true, None),
+        (false, Some(looped())),
+        (true, Some(looped())),
+    ]
 }
 
 fn random_states(n: usize, seed: u64) -> Vec<[i8; STATE_LEN]> {
@@ -292,6 +302,44 @@ fn search_stays_inside_its_range() {
     }
 }
 
+/// On software adapters the transforms per invocation are clamped under llvmpipe's loop cap
+/// (65,535 iterations per invocation; beyond it results are silently wrong): the largest
+/// allowed shape must still find valid nonces there.
+#[test]
+fn software_loop_cap_clamp_is_correct() {
+    let _serial = serial();
+    let asked = Tuning {
+        transforms_per_invocation: 100,
+        ..looped()
+    };
+    let Some(dev) = device((false, Some(asked))) else {
+        return;
+    };
+    if !dev.is_software() {
+        assert_eq!(dev.tuning().transforms_per_invocation, 100);
+        return;
+    }
+    let t = dev.tuning().transforms_per_invocation;
+    assert_eq!(t, 7);
+    assert!(
+        t * curlpow::webgpu::LOOP_ITERATIONS_PER_TRANSFORM < curlpow::webgpu::SOFTWARE_LOOP_CAP
+    );
+    for mwm in [4, 7, 8] {
+        search_valid(
+            &dev,
+            &common::random_tx(2000 + mwm as u64),
+            mwm,
+            CounterRange::ALL,
+        );
+    }
+    let states = random_states(dev.lanes() + 1, 77);
+    let got = dev.transform(&states).unwrap();
+    for (mut s, g) in states.into_iter().zip(got) {
+        curlpow::transform(&mut s);
+        assert!(s == g);
+    }
+}
+
 #[test]
 fn mwm_zero_hits_at_once() {
     let _serial = serial();
@@ -421,19 +469,23 @@ fn bench_hashrate() {
         .unwrap_or(5.0);
     for force32 in [false, true] {
         let t0 = Instant::now();
-        // CURLPOW_BENCH_WG / CURLPOW_BENCH_T override the workgroup size and transforms per
-        // invocation (software defaults otherwise) to compare kernel shapes.
+        // CURLPOW_BENCH_WG / CURLPOW_BENCH_T / CURLPOW_BENCH_FUSE override the workgroup size,
+        // transforms per invocation and fused rounds (software defaults otherwise) to compare
+        // kernel shapes.
         let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<u32>().ok());
-        let tuning =
-            (env("CURLPOW_BENCH_WG").is_some() || env("CURLPOW_BENCH_T").is_some()).then(|| {
-                let d = Tuning::software();
-                Tuning {
-                    workgroup_size: env("CURLPOW_BENCH_WG").unwrap_or(d.workgroup_size),
-                    transforms_per_invocation: env("CURLPOW_BENCH_T")
-                        .unwrap_or(d.transforms_per_invocation),
-                    ..d
-                }
-            });
+        let tuning = (env("CURLPOW_BENCH_WG").is_some()
+            || env("CURLPOW_BENCH_T").is_some()
+            || env("CURLPOW_BENCH_FUSE").is_some())
+        .then(|| {
+            let d = Tuning::software();
+            Tuning {
+                workgroup_size: env("CURLPOW_BENCH_WG").unwrap_or(d.workgroup_size),
+                transforms_per_invocation: env("CURLPOW_BENCH_T")
+                    .unwrap_or(d.transforms_per_invocation),
+                fuse: env("CURLPOW_BENCH_FUSE").unwrap_or(d.fuse),
+                ..d
+            }
+        });
         let found = discover_wgpu(&software(force32), tuning);
         let open = t0.elapsed();
         let Some(dev) = found.devices.into_iter().next() else {
@@ -450,7 +502,7 @@ fn bench_hashrate() {
         let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
         let took = start.elapsed().as_secs_f64();
         println!(
-            "wgpu bench: {} ({}), {}-bit lanes: {:.3} M nonces/s over {:.1} s; discover+open {:.0} ms, first dispatch {:.0} ms, dispatch {} invocations x {} transforms",
+            "wgpu bench: {} ({}), {}-bit lanes: {:.3} M nonces/s over {:.1} s; discover+open {:.0} ms, first dispatch {:.0} ms, dispatch {} invocations x {} transforms, fuse {}",
             dev.info().name,
             dev.info().details["driver_info"],
             dev.lanes(),
@@ -460,6 +512,7 @@ fn bench_hashrate() {
             first.as_secs_f64() * 1e3,
             dev.dispatch_invocations(),
             dev.tuning().transforms_per_invocation,
+            dev.tuning().fuse,
         );
     }
 }

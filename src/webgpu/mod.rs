@@ -39,8 +39,9 @@ use crate::search::{lane_trits, trit_bits, CounterRange, Hit, SearchJob, LANE_TR
 /// The kernel source; the host prepends the lane-width prelude.
 const KERNEL: &str = include_str!("../../kernels/curl_pow.wgsl");
 
-/// Loop iterations of one transform in the kernel (81 rounds of 92, copy, counter, test), used
-/// to stay under llvmpipe's cap of 65,535 per invocation.
+/// Loop iterations of one transform in the kernel, the larger shape (81 single rounds of 92;
+/// fused: 27 passes of 198), plus copy, counter and test; used to stay under llvmpipe's cap of
+/// 65,535 per invocation.
 pub const LOOP_ITERATIONS_PER_TRANSFORM: u32 = 81 * 92 + 81 + 42 + 243 + 1;
 /// llvmpipe's cap on loop iterations per shader invocation.
 pub const SOFTWARE_LOOP_CAP: u32 = 65_535;
@@ -65,6 +66,8 @@ pub struct Tuning {
     pub transforms_per_invocation: u32,
     /// The most invocations one dispatch may have (sizes the scratch buffer).
     pub max_invocations: u32,
+    /// Rounds per pass over the state (`FUSE`): 3 (fused wavefront, the default) or 1.
+    pub fuse: u32,
     /// Target wall time of one dispatch (the adaptive sizing aims at it; it bounds the time to
     /// notice a cancel).
     pub target_dispatch: Duration,
@@ -80,7 +83,8 @@ impl Tuning {
             workgroup_size: 8,
             transforms_per_invocation: 1,
             max_invocations: 4096,
-            target_dispatch: Duration::from_millis(8),
+            fuse: 3,
+            target_dispatch: Duration::from_millis(25),
         }
     }
 
@@ -90,6 +94,7 @@ impl Tuning {
             workgroup_size: 64,
             transforms_per_invocation: 8,
             max_invocations: 1 << 18,
+            fuse: 3,
             target_dispatch: Duration::from_millis(8),
         }
     }
@@ -199,17 +204,26 @@ fn rank(t: wgpu::DeviceType) -> u8 {
     }
 }
 
-/// The multiplier of the kernel's in-place transform after 81 rounds: logical trit `i` ends
-/// in slot `(FINAL_MULTIPLIER * i) % 729`.
-pub const FINAL_MULTIPLIER: usize = {
+/// Scratch slots per invocation: the state and five side copies of the fused passes.
+pub const SLOTS: usize = STATE_LEN + 5;
+
+/// The multiplier of the kernel's in-place transform with `fuse` rounds per pass (1 or 3):
+/// logical trit `i` ends in slot `(final_multiplier(fuse) * i) % 729`. One round multiplies
+/// it by 364, a fused pass of three by 91 (= -1/8 mod 729).
+pub const fn final_multiplier(fuse: u32) -> usize {
+    let (step, passes) = if fuse == 3 {
+        (91, ROUNDS / 3)
+    } else {
+        (364, ROUNDS)
+    };
     let mut m = 1;
     let mut r = 0;
-    while r < ROUNDS {
-        m = m * 364 % STATE_LEN;
+    while r < passes {
+        m = m * step % STATE_LEN;
         r += 1;
     }
     m
-};
+}
 
 /// A wgpu adapter opened for the search.
 pub struct WgpuDevice {
@@ -279,13 +293,16 @@ impl WgpuDevice {
             .clamp(1, limits.max_compute_workgroup_size_x)
             .min(limits.max_compute_invocations_per_workgroup);
         tuning.transforms_per_invocation = tuning.transforms_per_invocation.max(1);
+        if tuning.fuse != 1 {
+            tuning.fuse = 3;
+        }
         if software {
             // Stay well under llvmpipe's loop cap (7 transforms, ~55,000 iterations).
             tuning.transforms_per_invocation = tuning
                 .transforms_per_invocation
                 .clamp(1, SOFTWARE_LOOP_CAP / LOOP_ITERATIONS_PER_TRANSFORM - 1);
         }
-        let slot_bytes = STATE_LEN as u64 * 2 * word;
+        let slot_bytes = SLOTS as u64 * 2 * word;
         let max_binding = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size)
@@ -382,6 +399,7 @@ impl WgpuDevice {
         let constants = [
             ("WORKGROUP_SIZE", f64::from(tuning.workgroup_size)),
             ("TRANSFORMS", f64::from(tuning.transforms_per_invocation)),
+            ("FUSE", f64::from(tuning.fuse)),
         ];
         let pipeline = |entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -409,7 +427,11 @@ impl WgpuDevice {
         };
         use wgpu::BufferUsages as U;
         let params = buffer("params", PARAMS_SIZE, U::UNIFORM | U::COPY_DST);
-        let mid_state = buffer("mid_state", slot_bytes, U::STORAGE | U::COPY_DST);
+        let mid_state = buffer(
+            "mid_state",
+            STATE_LEN as u64 * 2 * word,
+            U::STORAGE | U::COPY_DST,
+        );
         let scratch = buffer(
             "scratch",
             slot_bytes * u64::from(tuning.max_invocations),
@@ -478,6 +500,7 @@ impl WgpuDevice {
         details.insert("lanes".into(), lanes.into());
         details.insert("lanes_64bit".into(), lanes64.into());
         details.insert("workgroup_size".into(), tuning.workgroup_size.into());
+        details.insert("fused_rounds".into(), tuning.fuse.into());
         details.insert(
             "transforms_per_invocation".into(),
             tuning.transforms_per_invocation.into(),
@@ -569,6 +592,7 @@ impl WgpuDevice {
         let lanes = self.lanes;
         let word = lanes / 8;
         let per_chunk = self.tuning.max_invocations as usize * lanes;
+        let final_m = final_multiplier(self.tuning.fuse);
         for chunk in states.chunks(per_chunk) {
             let n = chunk.len().div_ceil(lanes);
             // Bit-slice: state k of the chunk is lane k % lanes of invocation k / lanes.
@@ -617,7 +641,7 @@ impl WgpuDevice {
                 let (g, lane) = (k / lanes, k % lanes);
                 let mut s = [0i8; STATE_LEN];
                 for (i, t) in s.iter_mut().enumerate() {
-                    let slot = FINAL_MULTIPLIER * i % STATE_LEN;
+                    let slot = final_m * i % STATE_LEN;
                     let at = (slot * n + g) * 2;
                     let lo = (got[at] >> lane) & 1 == 1;
                     let hi = (got[at + 1] >> lane) & 1 == 1;
@@ -848,19 +872,26 @@ mod tests {
 
     #[test]
     fn final_multiplier_is_the_walk() {
-        // The in-place walk's slot of logical trit i after 81 rounds is 364^81 * i mod 729.
+        // One round multiplies the slot multiplier by 364, a fused pass of three by
+        // alpha_0 = -1/8 = 91; every hash trit must end in a slot of its own.
         let mut m = 1usize;
         for _ in 0..ROUNDS {
             m = m * 364 % STATE_LEN;
         }
-        assert_eq!(m, FINAL_MULTIPLIER);
-        // Every logical hash trit has its own slot.
-        let mut slots: Vec<usize> = (0..HASH_LEN)
-            .map(|i| FINAL_MULTIPLIER * i % STATE_LEN)
-            .collect();
-        slots.sort_unstable();
-        slots.dedup();
-        assert_eq!(slots.len(), HASH_LEN);
+        assert_eq!(m, final_multiplier(1));
+        assert_eq!(91 * 8 % STATE_LEN, STATE_LEN - 1, "91 = -1/8 mod 729");
+        let mut m = 1usize;
+        for _ in 0..ROUNDS / 3 {
+            m = m * 91 % STATE_LEN;
+        }
+        assert_eq!(m, final_multiplier(3));
+        for fuse in [1, 3] {
+            let fm = final_multiplier(fuse);
+            let mut slots: Vec<usize> = (0..HASH_LEN).map(|i| fm * i % STATE_LEN).collect();
+            slots.sort_unstable();
+            slots.dedup();
+            assert_eq!(slots.len(), HASH_LEN);
+        }
     }
 
     #[test]
