@@ -54,8 +54,8 @@ struct Found {
 override WORKGROUP_SIZE: u32 = 64u;
 // Transforms per invocation per dispatch (pipeline-overridable; see the loop note above).
 override TRANSFORMS: u32 = 1u;
-// Rounds per pass over the state: 1 (one load and store per trit-round) or 3 (fused, a third
-// of the memory traffic).
+// Rounds per pass over the state: 1 (one load and store per trit-round), 3 or 5 (fused: a
+// third or a fifth of the memory traffic, more registers).
 override FUSE: u32 = 3u;
 
 const STATE_LEN: u32 = 729u;
@@ -63,8 +63,8 @@ const HASH_LEN: u32 = 243u;
 const ROUNDS: u32 = 81u;
 const COUNTER_START: u32 = 168u;
 const COUNTER_LEN: u32 = 42u;
-// Slots per invocation: the state and the fused passes' five side copies.
-const SLOTS: u32 = 734u;
+// Slots per invocation: the state and the fused passes' side copies (21 at most).
+const SLOTS: u32 = 750u;
 
 @group(0) @binding(0) var<uniform> params: Params;
 // The mid-state, bit-sliced: lane trits (162..168) hold each lane's number, counter trits zero.
@@ -203,9 +203,126 @@ fn transform_fused(g: u32, stride: u32) -> u32 {
     return m;
 }
 
+// Five rounds fused per pass: the same wavefront with alpha_0 = -1/32 = 205 (mod 729),
+// delta = 16, -8, 4, -2, 1, register windows of 17, 9, 5, 3 and 2 values (index 0 oldest),
+// 21 side copies. 81 = 15 passes of 5 + 2 passes of 3. The windows are explicit fields
+// (shifted by renaming, no loops: llvmpipe counts every loop iteration against its cap).
+struct Window5 {
+    a0: vec2<W>,
+    a1: vec2<W>,
+    a2: vec2<W>,
+    a3: vec2<W>,
+    a4: vec2<W>,
+    a5: vec2<W>,
+    a6: vec2<W>,
+    a7: vec2<W>,
+    a8: vec2<W>,
+    a9: vec2<W>,
+    a10: vec2<W>,
+    a11: vec2<W>,
+    a12: vec2<W>,
+    a13: vec2<W>,
+    a14: vec2<W>,
+    a15: vec2<W>,
+    a16: vec2<W>,
+    b0: vec2<W>,
+    b1: vec2<W>,
+    b2: vec2<W>,
+    b3: vec2<W>,
+    b4: vec2<W>,
+    b5: vec2<W>,
+    b6: vec2<W>,
+    b7: vec2<W>,
+    b8: vec2<W>,
+    c0: vec2<W>,
+    c1: vec2<W>,
+    c2: vec2<W>,
+    c3: vec2<W>,
+    c4: vec2<W>,
+    d0: vec2<W>,
+    d1: vec2<W>,
+    d2: vec2<W>,
+    e0: vec2<W>,
+    e1: vec2<W>,
+    out: vec2<W>,
+}
+
+fn step5(w: Window5, v: vec2<W>) -> Window5 {
+    let nb8 = sbox(w.a1, v);     // L1[t-16] = S(L0[t-16], L0[t])
+    let nc4 = sbox(nb8, w.b1);   // L2[t-16] = S(L1[t-16], L1[t-24])
+    let nd2 = sbox(w.c1, nc4);   // L3[t-20] = S(L2[t-20], L2[t-16])
+    let ne1 = sbox(nd2, w.d1);   // L4[t-20] = S(L3[t-20], L3[t-22])
+    let out = sbox(w.e1, ne1);   // L5[t-21] = S(L4[t-21], L4[t-20])
+    return Window5(
+        w.a1, w.a2, w.a3, w.a4, w.a5, w.a6, w.a7, w.a8,
+        w.a9, w.a10, w.a11, w.a12, w.a13, w.a14, w.a15, w.a16,
+        v, w.b1, w.b2, w.b3, w.b4, w.b5, w.b6, w.b7,
+        w.b8, nb8, w.c1, w.c2, w.c3, w.c4, nc4, w.d1,
+        w.d2, nd2, w.e1, ne1, out,
+    );
+}
+
+fn pass5(g: u32, stride: u32, m: u32) {
+    var s = 0u;
+    for (var z = 0u; z < 21u; z++) {
+        scratch[(STATE_LEN + z) * stride + g] = scratch[s * stride + g];
+        s = add_mod(s, m);
+    }
+    let o = vec2<W>(W(0u), W(0u));
+    var w = Window5(
+        o, o, o, o, o, o, o, o, o, o, o, o,
+        o, o, o, o, o, o, o, o, o, o, o, o,
+        o, o, o, o, o, o, o, o, o, o, o, o,
+        o,
+    );
+    // Read slot of t = -10, write slot of z = 0.
+    var rs = STATE_LEN - (10u * m) % STATE_LEN;
+    var ws = 0u;
+    for (var t = 0u; t < 31u; t++) { // t = -10..21: fill the windows
+        w = step5(w, scratch[rs * stride + g]);
+        rs = add_mod(rs, m);
+    }
+    for (var k = 0u; k < 177u; k++) { // t = 21..729, four per iteration
+        w = step5(w, scratch[rs * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        rs = add_mod(rs, m); ws = add_mod(ws, m);
+        w = step5(w, scratch[rs * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        rs = add_mod(rs, m); ws = add_mod(ws, m);
+        w = step5(w, scratch[rs * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        rs = add_mod(rs, m); ws = add_mod(ws, m);
+        w = step5(w, scratch[rs * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        rs = add_mod(rs, m); ws = add_mod(ws, m);
+    }
+    for (var t = STATE_LEN; t < STATE_LEN + 21u; t++) { // the side copies
+        w = step5(w, scratch[t * stride + g]);
+        scratch[ws * stride + g] = w.out;
+        ws = add_mod(ws, m);
+    }
+}
+
+// 15 passes of 5 fused rounds, then 2 of 3. Returns the final multiplier.
+fn transform_fused5(g: u32, stride: u32) -> u32 {
+    var m = 1u;
+    for (var p = 0u; p < 15u; p++) {
+        m = (m * 205u) % STATE_LEN;
+        pass5(g, stride, m);
+    }
+    for (var p = 0u; p < 2u; p++) {
+        m = (m * 91u) % STATE_LEN;
+        pass3(g, stride, m);
+    }
+    return m;
+}
+
 // The transform of invocation g's state (slots 0..729 in natural order on entry). FUSE picks
 // the shape; both leave logical trit i in slot (m * i) mod 729 for the returned m.
 fn transform(g: u32, stride: u32) -> u32 {
+    if FUSE == 5u {
+        return transform_fused5(g, stride);
+    }
     if FUSE == 3u {
         return transform_fused(g, stride);
     }

@@ -85,15 +85,25 @@ fn looped() -> Tuning {
     }
 }
 
+/// Five fused rounds per pass (the default is three).
+fn fused5() -> Tuning {
+    Tuning {
+        fuse: 5,
+        ..Tuning::software()
+    }
+}
+
 /// Every correctness test runs on these: the default (64-bit lanes where the adapter has
-/// SHADER_INT64, 3 fused rounds), forced 32-bit lanes, and the looped unfused shape (64 and
-/// 32-bit).
+/// SHADER_INT64), forced 32-bit lanes, the looped unfused shape (64 and 32-bit) and five fused
+/// rounds (64 and 32-bit).
 fn variants() -> Vec<Variant> {
     vec![
         (false, None),
         (true, None),
         (false, Some(looped())),
         (true, Some(looped())),
+        (false, Some(fused5())),
+        (true, Some(fused5())),
     ]
 }
 

@@ -66,7 +66,7 @@ pub struct Tuning {
     pub transforms_per_invocation: u32,
     /// The most invocations one dispatch may have (sizes the scratch buffer).
     pub max_invocations: u32,
-    /// Rounds per pass over the state (`FUSE`): 3 (fused wavefront, the default) or 1.
+    /// Rounds per pass over the state (`FUSE`): 1, 3 or 5 (fused wavefronts; others mean 3).
     pub fuse: u32,
     /// Target wall time of one dispatch (the adaptive sizing aims at it; it bounds the time to
     /// notice a cancel).
@@ -88,13 +88,15 @@ impl Tuning {
         }
     }
 
-    /// Defaults for a GPU: enough invocations to fill a large GPU, several transforms each.
+    /// Defaults for a GPU: enough invocations to fill a large GPU, several transforms each, five
+    /// fused rounds (a fifth of the memory traffic of single rounds; GPUs have the registers
+    /// for the windows). Not yet measured on a real GPU.
     pub fn gpu() -> Self {
         Tuning {
             workgroup_size: 64,
             transforms_per_invocation: 8,
             max_invocations: 1 << 18,
-            fuse: 3,
+            fuse: 5,
             target_dispatch: Duration::from_millis(8),
         }
     }
@@ -204,23 +206,25 @@ fn rank(t: wgpu::DeviceType) -> u8 {
     }
 }
 
-/// Scratch slots per invocation: the state and five side copies of the fused passes.
-pub const SLOTS: usize = STATE_LEN + 5;
+/// Scratch slots per invocation: the state and the side copies of the fused passes (21 at
+/// most, for 5 fused rounds).
+pub const SLOTS: usize = STATE_LEN + 21;
 
-/// The multiplier of the kernel's in-place transform with `fuse` rounds per pass (1 or 3):
+/// The multiplier of the kernel's in-place transform with `fuse` rounds per pass (1, 3 or 5):
 /// logical trit `i` ends in slot `(final_multiplier(fuse) * i) % 729`. One round multiplies
-/// it by 364, a fused pass of three by 91 (= -1/8 mod 729).
+/// it by 364, a fused pass of three by 91 (= -1/8 mod 729), one of five by 205 (= -1/32); five
+/// fused rounds run 15 passes of 5 and 2 of 3.
 pub const fn final_multiplier(fuse: u32) -> usize {
-    let (step, passes) = if fuse == 3 {
-        (91, ROUNDS / 3)
-    } else {
-        (364, ROUNDS)
-    };
     let mut m = 1;
     let mut r = 0;
-    while r < passes {
+    while r < ROUNDS {
+        let (step, rounds) = match fuse {
+            5 if r < 75 => (205, 5),
+            3 | 5 => (91, 3),
+            _ => (364, 1),
+        };
         m = m * step % STATE_LEN;
-        r += 1;
+        r += rounds;
     }
     m
 }
@@ -293,7 +297,7 @@ impl WgpuDevice {
             .clamp(1, limits.max_compute_workgroup_size_x)
             .min(limits.max_compute_invocations_per_workgroup);
         tuning.transforms_per_invocation = tuning.transforms_per_invocation.max(1);
-        if tuning.fuse != 1 {
+        if !matches!(tuning.fuse, 1 | 3 | 5) {
             tuning.fuse = 3;
         }
         if software {
@@ -885,7 +889,16 @@ mod tests {
             m = m * 91 % STATE_LEN;
         }
         assert_eq!(m, final_multiplier(3));
-        for fuse in [1, 3] {
+        assert_eq!(205 * 32 % STATE_LEN, STATE_LEN - 1, "205 = -1/32 mod 729");
+        let mut m = 1usize;
+        for _ in 0..15 {
+            m = m * 205 % STATE_LEN;
+        }
+        for _ in 0..2 {
+            m = m * 91 % STATE_LEN;
+        }
+        assert_eq!(m, final_multiplier(5));
+        for fuse in [1, 3, 5] {
             let fm = final_multiplier(fuse);
             let mut slots: Vec<usize> = (0..HASH_LEN).map(|i| fm * i % STATE_LEN).collect();
             slots.sort_unstable();
