@@ -458,6 +458,21 @@ fn discovery_without_software_never_returns_llvmpipe() {
         assert_ne!(d.info().kind, DeviceKind::Cpu, "{}", d.info().name);
         assert!(!d.info().name.to_lowercase().contains("llvmpipe"));
     }
+    // A skipped software adapter is said, not hidden.
+    let lavapipe = curlpow::webgpu::discover_wgpu(&software(false), None)
+        .devices
+        .iter()
+        .any(|d| d.is_software());
+    if lavapipe {
+        assert!(
+            found
+                .warnings
+                .iter()
+                .any(|w| w.contains("software adapter")),
+            "{:?}",
+            found.warnings
+        );
+    }
     // With software adapters, lavapipe (where installed) is listed after every GPU.
     let all = curlpow::webgpu::discover(&software(false));
     let kinds: Vec<DeviceKind> = all.devices.iter().map(|d| d.info().kind).collect();
@@ -523,6 +538,27 @@ fn bench_hashrate() {
             dev.dispatch_invocations(),
             dev.tuning().transforms_per_invocation,
             dev.tuning().fuse,
+        );
+        // Whole searches at MWM 9 (the testnet weight): latency, dominated by dispatch sizing
+        // and read-back at this size.
+        let mut times: Vec<f64> = (0..15)
+            .map(|i| {
+                let job = SearchJob::new(&common::random_tx(500 + i), 9).unwrap();
+                let ctl = SearchControl::new(None, None);
+                let t = Instant::now();
+                let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+                let hit = out.hit.expect("MWM 9 hit");
+                assert!(job.verify(hit).is_some());
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        println!(
+            "wgpu bench: {}-bit lanes, MWM 9 search: median {:.1} ms, min {:.1} ms, max {:.1} ms (15 random transactions)",
+            dev.lanes(),
+            times[7],
+            times[0],
+            times[14],
         );
     }
 }

@@ -165,6 +165,10 @@ pub fn discover_wgpu(opts: &DiscoverOptions, tuning: Option<Tuning>) -> WgpuDisc
         let ai = adapter.get_info();
         let software = ai.device_type == wgpu::DeviceType::Cpu;
         if software && !opts.include_software {
+            found.warnings.push(format!(
+                "wgpu:{index} ({}) skipped: software adapter (include software devices to use it)",
+                ai.name
+            ));
             continue;
         }
         let t = tuning.unwrap_or_else(|| Tuning::for_adapter(software));
