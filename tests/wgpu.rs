@@ -134,7 +134,11 @@ fn lane_widths_are_what_was_asked() {
     let d = device((false, None)).unwrap();
     let int64 = d.info().details["lanes_64bit"].as_bool().unwrap();
     assert_eq!(d.lanes(), if int64 { 64 } else { 32 });
-    if d.is_software() {
+    // CURLPOW_WGPU_LANES=32 forces 32-bit lanes everywhere.
+    let forced = std::env::var("CURLPOW_WGPU_LANES").is_ok_and(|v| v.trim() == "32");
+    if forced {
+        assert!(!int64);
+    } else if d.is_software() {
         // lavapipe offers SHADER_INT64: the 64-bit kernel must be the one tested there.
         assert!(int64, "lavapipe should offer SHADER_INT64");
     }
@@ -347,6 +351,29 @@ fn software_loop_cap_clamp_is_correct() {
     for (mut s, g) in states.into_iter().zip(got) {
         curlpow::transform(&mut s);
         assert!(s == g);
+    }
+}
+
+/// At MWM 1 and 2 most invocations of a dispatch hit at once: the atomic claim must record one
+/// consistent (counter, lane) pair, never one invocation's counter with another's lane.
+#[test]
+fn simultaneous_hits_record_one_consistent_hit() {
+    let _serial = serial();
+    for v in [(false, None), (true, None)] {
+        let Some(dev) = device(v) else { return };
+        // Warm up so that dispatches have grown past one workgroup.
+        let job = SearchJob::new(&common::random_tx(40), 80).unwrap();
+        let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_millis(200)));
+        dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+        assert!(dev.dispatch_invocations() > 1);
+        for i in 0..30 {
+            search_valid(
+                &dev,
+                &common::random_tx(4000 + i),
+                1 + (i % 2) as usize,
+                CounterRange::ALL,
+            );
+        }
     }
 }
 

@@ -17,6 +17,10 @@
 //! the result back with `map_async`, checks the stop conditions between dispatches and returns
 //! the hit for the caller to verify on the CPU.
 //!
+//! Environment: `CURLPOW_WGPU_LANES=32` forces 32-bit lanes (`64` or unset: the default);
+//! `CURLPOW_WGPU_CHECKED=1` compiles the kernel with naga's runtime bounds checks and loop
+//! counters (for debugging; slower).
+//!
 //! Software adapters (lavapipe/llvmpipe, device type `Cpu`) are listed only with
 //! [`DiscoverOptions::include_software`]; there a shader invocation may run at most 65,535 loop
 //! iterations (more silently computes garbage), so the transforms per invocation are kept at
