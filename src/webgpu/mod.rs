@@ -325,6 +325,10 @@ impl WgpuDevice {
             .min(u64::from(limits.max_compute_workgroups_per_dimension))
             .max(1) as u32;
         tuning.max_invocations = max_groups * wg;
+        // The kernel's counter offsets j * stride + g are u32.
+        tuning.transforms_per_invocation = tuning
+            .transforms_per_invocation
+            .min(u32::MAX / tuning.max_invocations);
 
         let required_features = if lanes64 {
             wgpu::Features::SHADER_INT64
