@@ -105,13 +105,15 @@ fn kernel_hashes(k: CpuKernel, inputs: &[Vec<i8>], out_len: usize) -> Vec<Vec<i8
     outs
 }
 
+/// Vectors grouped by (input trits, output trits): (input, expected output trytes).
+type Groups = std::collections::BTreeMap<(usize, usize), Vec<(Vec<i8>, String)>>;
+
 #[test]
 fn public_vectors_through_the_kernel_transform() {
     let vectors = common::curl_vectors();
     assert!(vectors.len() > 100, "vectors missing");
     // Group by (input length, output length) and hash each group lane-parallel.
-    let mut groups: std::collections::BTreeMap<(usize, usize), Vec<(Vec<i8>, String)>> =
-        Default::default();
+    let mut groups: Groups = Default::default();
     for (input, expected) in &vectors {
         let trits = curlpow::trytes_to_trits(input).unwrap();
         let out_len = expected.len() * 3;

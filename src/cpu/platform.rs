@@ -132,6 +132,19 @@ impl CpuKernel {
         }
     }
 
+    /// Bench hook: run the kernel on one worker's range with the caller's [`Worker`] (for
+    /// experiments with custom threads and counters; the engine uses its pool instead).
+    #[doc(hidden)]
+    pub fn search_range(
+        self,
+        job: &SearchJob,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Result<Option<Hit>, Error> {
+        self.check()?;
+        Ok(self.search(job, range, w))
+    }
+
     /// Test hook: run this kernel's 81-round transform on each state in place (lane `k` of a
     /// batch = `states[k]`), so it can be compared with [`crate::transform`].
     #[doc(hidden)]

@@ -223,9 +223,9 @@ mod tests {
         transform(&mut s, &mut scratch);
         for (k, st) in lanes.iter_mut().enumerate() {
             crate::curl::transform(st);
-            for i in 0..STATE_LEN {
+            for (i, &want) in st.iter().enumerate() {
                 let got = bits_trit((s.lo[i] >> k) & 1 == 1, (s.hi[i] >> k) & 1 == 1);
-                assert_eq!(got, st[i], "lane {k} trit {i}");
+                assert_eq!(got, want, "lane {k} trit {i}");
             }
         }
     }
