@@ -28,8 +28,8 @@ fn software() -> DiscoverOptions {
 /// The first OpenCL device with kernel `cfg` (`None`: its default), shared by every test of this
 /// binary so that each variant is compiled once.
 fn device(cfg: Option<KernelConfig>) -> Option<Arc<OpenClDevice>> {
-    static CACHE: OnceLock<Mutex<HashMap<Option<KernelConfig>, Option<Arc<OpenClDevice>>>>> =
-        OnceLock::new();
+    type Cache = Mutex<HashMap<Option<KernelConfig>, Option<Arc<OpenClDevice>>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let dev = cache
         .lock()
@@ -357,6 +357,42 @@ fn discovery_is_fast() {
         }
     }
     panic!("discovery took {times:?}");
+}
+
+/// With no OpenCL driver installed, discovery returns no device and a warning within 100 ms
+/// (ocl's own `Platform::list()` would panic after 10 s). Simulated in a child process whose ICD
+/// loader reads an empty vendors folder (`OCL_ICD_VENDORS`); the loader's platform list is fixed
+/// per process, hence the child.
+#[test]
+fn no_driver_means_no_devices_at_once() {
+    const NAME: &str = "no_driver_means_no_devices_at_once";
+    if std::env::var_os("CURLPOW_OPENCL_TEST_CHILD").is_some() {
+        let start = Instant::now();
+        let found = discover_opencl(&software(), None);
+        let took = start.elapsed();
+        assert!(found.devices.is_empty(), "found devices with no driver");
+        assert!(!found.warnings.is_empty(), "no warning");
+        assert!(took < Duration::from_millis(100), "discovery took {took:?}");
+        let engine_view = curlpow::opencl::discover(&software());
+        assert!(engine_view.devices.is_empty() && !engine_view.warnings.is_empty());
+        println!("child: {took:?}, {:?}", found.warnings);
+        return;
+    }
+    let empty = std::env::temp_dir().join(format!("curlpow-no-icd-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        .env("CURLPOW_OPENCL_TEST_CHILD", "1")
+        .env("OCL_ICD_VENDORS", &empty)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir(&empty);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed") && stdout.contains("child:"),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
