@@ -90,7 +90,7 @@ typedef CAT(B_NAME, VEC) W;
 #if FUSE == 1
 // 81 single rounds in place. Returns the final multiplier c: logical trit j is in slot
 // (c * j) % 729.
-inline uint transform(STATE_SPACE W *st) {
+uint transform(STATE_SPACE W *st) {
     uint c = 1;
     for (uint r = 0; r < ROUNDS; r++) {
         const uint d = (c * 364u) % STATE_LEN;
@@ -146,7 +146,7 @@ inline uint transform(STATE_SPACE W *st) {
     } while (0)
 
 // Copy L_0[0..n] into the side slots.
-inline void side_copies(STATE_SPACE W *st, uint m, uint n) {
+void side_copies(STATE_SPACE W *st, uint m, uint n) {
     uint s = 0;
     for (uint z = 0; z < n; z++) {
         LO(st, STATE_LEN + z) = LO(st, s);
@@ -156,7 +156,7 @@ inline void side_copies(STATE_SPACE W *st, uint m, uint n) {
 }
 
 // One pass of 3 rounds with multiplier m.
-inline void pass3(STATE_SPACE W *st, uint m) {
+void pass3(STATE_SPACE W *st, uint m) {
     side_copies(st, m, 5);
     W p0l = ZEROS, p0h = ZEROS, p1l = ZEROS, p1h = ZEROS, p2l = ZEROS, p2h = ZEROS,
       p3l = ZEROS, p3h = ZEROS;
@@ -202,7 +202,7 @@ inline void pass3(STATE_SPACE W *st, uint m) {
 #if FUSE == 5
 // One pass of 5 rounds with multiplier m. Windows: L0 17 values, L1 9, L2 5, L3 3, L4 2
 // (index 0 oldest); fully unrolled shifts so that they stay in registers.
-inline void pass5(STATE_SPACE W *st, uint m) {
+void pass5(STATE_SPACE W *st, uint m) {
     side_copies(st, m, 21);
     W al[17], ah[17], bl[9], bh[9], cl[5], ch[5], dl[3], dh[3], el[2], eh[2];
 #pragma unroll
@@ -261,7 +261,7 @@ inline void pass5(STATE_SPACE W *st, uint m) {
 #endif
 
 // The whole transform. Returns the final multiplier c: logical trit j is in slot (c * j) % 729.
-inline uint transform(STATE_SPACE W *st) {
+uint transform(STATE_SPACE W *st) {
     uint c = 1;
 #if FUSE == 5
     for (uint pass = 0; pass < 15; pass++) {
@@ -282,8 +282,9 @@ inline uint transform(STATE_SPACE W *st) {
 }
 #endif
 
-// Bit `lane` of a private W.
-inline void set_bit(W *w, uint lane, bool v) {
+// Bit `lane` of a private W. (No `inline` anywhere: C99 inline semantics can leave a
+// non-inlined call without a definition on some OpenCL compilers; they inline anyway.)
+void set_bit(W *w, uint lane, bool v) {
     const uint ci = lane / LANE_BITS;
     const B bit = ((B)1) << (lane % LANE_BITS);
     if (v) {
@@ -293,12 +294,12 @@ inline void set_bit(W *w, uint lane, bool v) {
     }
 }
 
-inline bool get_bit(const W *w, uint lane) {
+bool get_bit(const W *w, uint lane) {
     return ((COMP(w, lane / LANE_BITS) >> (lane % LANE_BITS)) & 1) != 0;
 }
 
 // Lowest set lane of w, or -1.
-inline int lowest_lane(const W *w) {
+int lowest_lane(const W *w) {
     for (uint ci = 0; ci < VEC; ci++) {
         const B x = COMP(w, ci);
         if (x != 0) {

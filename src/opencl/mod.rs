@@ -13,10 +13,13 @@
 //! # Kernel
 //! Each work-item owns whole nonces: its own bit-sliced state of `lane_bits × vec` lanes (32-bit
 //! `uint` or 64-bit `ulong` words, optionally as OpenCL vectors: `ulong8` carries 512 lanes),
-//! updated in place with the permuted index walk and the 4-operation S-box. The state lives in
-//! private memory or, with the `:local` variant, in `__local` memory. See [`KernelConfig`]; the
-//! default is 64-lane `ulong` words on GPUs and `ulong8` on CPU devices, overridden with
-//! `CURLPOW_OPENCL_KERNEL` (e.g. `u32`, `u64`, `u64x8`, `u32:local`).
+//! updated in place (permuted storage) with the 4-operation S-box, three rounds fused per pass
+//! over the state as a wavefront with register windows (`-f5`: five; `-f1`: one round per pass).
+//! The state lives in private memory or, with the `:local` variant, in `__local` memory. See
+//! [`KernelConfig`]; the default is 64-lane `ulong` words on GPUs and `ulong8` on CPU devices
+//! (PoCL does not vectorise across work-items; the vector word is what makes it SIMD), overridden
+//! with `CURLPOW_OPENCL_KERNEL` (e.g. `u32`, `u64-f5`, `u64x8`, `u32:local`). Figures:
+//! `docs/benchmarks.md`; a lent GPU is checked with `scripts/gpu-check.sh`.
 //!
 //! The program is compiled the first time a device is used ([`OpenClDevice::prepare`] does it
 //! eagerly) and kept with its context, queue, kernel and buffers for the device's life; a mutex
