@@ -4,12 +4,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::sync::mpsc;
+
 use serde::Serialize;
 
 use crate::control::{CancelToken, SearchControl, StopReason};
 use crate::cpu::{self, CpuDevice, CpuKernel, PoolConfig};
 use crate::device::{Backend, Device, DeviceInfo, DiscoverOptions};
 use crate::error::Error;
+use crate::host::HostPool;
 use crate::registry::{self, DeviceReport, Policy, Registry, Selection, WaitSpec};
 use crate::search::{CounterRange, SearchJob};
 use crate::transaction::Transaction;
@@ -263,17 +266,18 @@ impl EngineBuilder {
         devices.extend(self.extra);
         let (devices, notes) = registry::dedupe(devices);
         warnings.extend(notes);
-        let host_threads = (2 * devices.len()).max(2);
-        let host = rayon::ThreadPoolBuilder::new()
-            .num_threads(host_threads)
-            .thread_name(|i| format!("curlpow-host-{i}"))
-            .build()
-            .map_err(|e| Error::Pool(e.to_string()))?;
+        let io = |e: std::io::Error| Error::Pool(format!("host threads: {e}"));
+        let runners = HostPool::new(devices.len().max(2), "curlpow-job").map_err(io)?;
+        let device_threads = (0..devices.len())
+            .map(|i| HostPool::new(1, &format!("curlpow-dev{i}")))
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(io)?;
         Ok(Engine {
             inner: Arc::new(Inner {
                 cpu,
                 registry: Registry::new(devices, self.policy),
-                host,
+                runners,
+                device_threads,
                 warnings,
             }),
         })
@@ -283,9 +287,11 @@ impl EngineBuilder {
 struct Inner {
     cpu: Arc<CpuDevice>,
     registry: Registry,
-    /// Host threads for device searches of `pow_many` and latency mode: built once. GPU waits
-    /// happen here, never on the CPU pool's workers.
-    host: rayon::ThreadPool,
+    /// Threads that run whole searches for `pow_many` (they may wait for a lease).
+    runners: HostPool,
+    /// One thread per device for latency mode's extra devices (they never wait for a lease:
+    /// the device is already leased when a job reaches them).
+    device_threads: Vec<HostPool>,
     warnings: Vec<String>,
 }
 
@@ -352,7 +358,7 @@ impl Engine {
     /// unhealthy and the search is retried on another allowed device; the error reaches the
     /// caller only when no allowed device is left.
     pub fn pow_with(&self, tx: &Transaction, opts: &PowOptions) -> Result<PowResult, Error> {
-        let job = SearchJob::new(tx, opts.mwm)?;
+        let job = Arc::new(SearchJob::new(tx, opts.mwm)?);
         let started = Instant::now();
         let deadline = opts.deadline_from(started);
         let reg = &self.inner.registry;
@@ -380,7 +386,7 @@ impl Engine {
                     (Error::Timeout { elapsed, .. }, _) => Error::Timeout { elapsed, nonces },
                     (e, _) => e,
                 })?;
-            let ctl = SearchControl::new(opts.cancel.clone(), deadline);
+            let ctl = Arc::new(SearchControl::new(opts.cancel.clone(), deadline));
             let runs = self.run_lease(&job, &lease.indices, &ctl);
             let indices = lease.indices.clone();
             drop(lease);
@@ -422,25 +428,34 @@ impl Engine {
         }
     }
 
-    /// Run one search on every leased device at once, disjoint counter ranges.
-    fn run_lease(&self, job: &SearchJob, indices: &[usize], ctl: &SearchControl) -> Vec<DeviceRun> {
+    /// Run one search on every leased device at once, disjoint counter ranges: the first device
+    /// on this thread, the others on their own device threads.
+    fn run_lease(
+        &self,
+        job: &Arc<SearchJob>,
+        indices: &[usize],
+        ctl: &Arc<SearchControl>,
+    ) -> Vec<DeviceRun> {
         let n = indices.len();
         if n == 1 {
             return vec![self.run_one(indices[0], job, CounterRange::ALL, ctl)];
         }
+        let (rtx, rrx) = mpsc::channel();
+        for (k, &i) in indices.iter().enumerate().skip(1) {
+            let (engine, job, ctl, rtx) = (self.clone(), job.clone(), ctl.clone(), rtx.clone());
+            self.inner.device_threads[i].submit(move || {
+                let run = engine.run_one(i, &job, CounterRange::ALL.part(k, n), &ctl);
+                let _ = rtx.send((k, run));
+            });
+        }
+        drop(rtx);
         let mut runs: Vec<Option<DeviceRun>> = (0..n).map(|_| None).collect();
-        let (first, rest) = runs.split_first_mut().expect("n > 1");
-        self.inner.host.in_place_scope(|s| {
-            for (k, slot) in rest.iter_mut().enumerate() {
-                let i = indices[k + 1];
-                s.spawn(move |_| {
-                    *slot = Some(self.run_one(i, job, CounterRange::ALL.part(k + 1, n), ctl));
-                });
-            }
-            *first = Some(self.run_one(indices[0], job, CounterRange::ALL.part(0, n), ctl));
-        });
+        runs[0] = Some(self.run_one(indices[0], job, CounterRange::ALL.part(0, n), ctl));
+        for (k, run) in rrx {
+            runs[k] = Some(run);
+        }
         runs.into_iter()
-            .map(|r| r.expect("every device ran"))
+            .map(|r| r.expect("every device thread reports"))
             .collect()
     }
 
@@ -514,17 +529,22 @@ impl Engine {
         if txs.len() <= 1 {
             return txs.iter().map(|tx| self.pow_with(tx, &opts)).collect();
         }
+        let (rtx, rrx) = mpsc::channel();
+        for (k, tx) in txs.iter().enumerate() {
+            let (engine, tx, opts, rtx) = (self.clone(), tx.clone(), opts.clone(), rtx.clone());
+            self.inner.runners.submit(move || {
+                let _ = rtx.send((k, engine.pow_with(&tx, &opts)));
+            });
+        }
+        drop(rtx);
         let mut results: Vec<Option<Result<PowResult, Error>>> =
             (0..txs.len()).map(|_| None).collect();
-        let opts = &opts;
-        self.inner.host.scope(|s| {
-            for (tx, slot) in txs.iter().zip(results.iter_mut()) {
-                s.spawn(move |_| *slot = Some(self.pow_with(tx, opts)));
-            }
-        });
+        for (k, r) in rrx {
+            results[k] = Some(r);
+        }
         results
             .into_iter()
-            .map(|r| r.expect("every job ran"))
+            .map(|r| r.expect("every job reports"))
             .collect()
     }
 

@@ -27,6 +27,7 @@ mod curl;
 pub mod device;
 mod engine;
 mod error;
+mod host;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 pub mod queue;

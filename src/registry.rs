@@ -304,7 +304,10 @@ impl Registry {
                 .iter()
                 .copied()
                 .filter(|&d| !st.busy[d] && healthy(d))
-                .filter(|&d| !self.slots[d].is_cpu_pool() || !gpu_ok || now >= w.cpu_after)
+                .filter(|&d| {
+                    // Latency mode takes every free device, the CPU included, at once.
+                    !self.slots[d].is_cpu_pool() || !gpu_ok || w.all || now >= w.cpu_after
+                })
                 .collect();
             if free.is_empty() {
                 i += 1;
