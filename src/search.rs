@@ -203,8 +203,7 @@ impl SearchJob {
             return None;
         }
         let mut tx = self.tx.clone();
-        tx.set_field(crate::Field::Nonce, &nonce)
-            .expect("81 trits");
+        tx.set_field(crate::Field::Nonce, &nonce).expect("81 trits");
         Some(tx)
     }
 }
@@ -267,7 +266,10 @@ mod tests {
 
     #[test]
     fn parts_are_disjoint() {
-        let r = CounterRange { start: 10, len: 100 };
+        let r = CounterRange {
+            start: 10,
+            len: 100,
+        };
         let a = r.part(0, 3);
         let b = r.part(1, 3);
         assert_eq!(a.start + a.len, b.start);

@@ -109,7 +109,10 @@ pub fn write_balanced(mut value: i128, out: &mut [Trit]) -> bool {
 
 /// Read a balanced-ternary number, least significant trit first.
 pub fn read_balanced(trits: &[Trit]) -> i128 {
-    trits.iter().rev().fold(0i128, |acc, &t| acc * 3 + t as i128)
+    trits
+        .iter()
+        .rev()
+        .fold(0i128, |acc, &t| acc * 3 + t as i128)
 }
 
 /// Number of zero trits at the end of `trits` (the PoW weight of a hash).

@@ -77,7 +77,11 @@ pub fn assert_valid_pow(input: &Transaction, output: &Transaction, mwm: usize) {
     let nonce = curlpow::Field::Nonce.trits();
     for i in 0..curlpow::TRANSACTION_TRITS {
         if !nonce.contains(&i) {
-            assert_eq!(input.trits()[i], output.trits()[i], "trit {i} outside the nonce changed");
+            assert_eq!(
+                input.trits()[i],
+                output.trits()[i],
+                "trit {i} outside the nonce changed"
+            );
         }
     }
 }
