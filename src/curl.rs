@@ -86,7 +86,7 @@ impl Curl {
     /// Squeeze trits into `out` (a multiple of 243): each block is the rate, with a transform
     /// before every block after the first.
     pub fn squeeze(&mut self, out: &mut [Trit]) -> Result<(), Error> {
-        if out.len() % HASH_LEN != 0 {
+        if !out.len().is_multiple_of(HASH_LEN) {
             return Err(Error::TritLength {
                 found: out.len(),
                 expected: "a multiple of 243",
@@ -122,7 +122,7 @@ pub fn hash(trits: &[Trit]) -> Result<Vec<Trit>, Error> {
 }
 
 fn check_blocks(trits: &[Trit]) -> Result<(), Error> {
-    if trits.len() % HASH_LEN != 0 {
+    if !trits.len().is_multiple_of(HASH_LEN) {
         return Err(Error::TritLength {
             found: trits.len(),
             expected: "a multiple of 243",

@@ -76,7 +76,7 @@ pub fn trytes_to_trits(trytes: &str) -> Result<Vec<Trit>, Error> {
 /// assert_eq!(curlpow::trits_to_trytes(&[0, 0, 0, 1, 0, 0, -1, 0, 0]).unwrap(), "9AZ");
 /// ```
 pub fn trits_to_trytes(trits: &[Trit]) -> Result<String, Error> {
-    if trits.len() % 3 != 0 {
+    if !trits.len().is_multiple_of(3) {
         return Err(Error::TritLength {
             found: trits.len(),
             expected: "a multiple of 3",
