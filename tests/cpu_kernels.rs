@@ -248,22 +248,18 @@ fn forcing_kernels_by_name() {
     }
 }
 
-/// On-CPU nanoseconds of this process so far (all threads), from `/proc`: rates per CPU-second
-/// stay meaningful on a host shared with other jobs.
+/// CPU time of this process so far (all threads, exited ones included), in nanoseconds, from
+/// `/proc/self/stat` (user + system, in 10 ms ticks): rates per CPU-second stay meaningful on a
+/// host shared with other jobs.
 fn cpu_ns() -> u64 {
-    let mut total = 0;
-    if let Ok(dir) = std::fs::read_dir("/proc/self/task") {
-        for t in dir.flatten() {
-            if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat")) {
-                total += s
-                    .split_whitespace()
-                    .next()
-                    .and_then(|x| x.parse::<u64>().ok())
-                    .unwrap_or(0);
-            }
-        }
-    }
-    total
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses): utime is the 12th, stime 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) * 10_000_000
 }
 
 /// Not a test: rates for tuning (`cargo test --release --test cpu_kernels -- --ignored
@@ -294,6 +290,29 @@ fn rates() {
             nonces / best.0 / 1e6,
             nonces / best.1 / 1e6
         );
+        // The kernel's search loop on this thread, no pool and no deadline, over exactly `n`
+        // transforms (MWM 243 never hits).
+        for mwm in [243usize, 14] {
+            let job = SearchJob::new(&tx, mwm).unwrap();
+            let mut best = f64::MAX;
+            for _ in 0..3 {
+                let ctl = curlpow::control::SearchControl::new(None, None);
+                let counters = curlpow::control::Counters::new(1);
+                let mut w = curlpow::control::Worker::new(&ctl, &counters, 0);
+                let range = CounterRange {
+                    start: 0,
+                    len: n as u64,
+                };
+                let c = cpu_ns();
+                let hit = k.search_range(&job, range, &mut w).unwrap();
+                let tried = w.tried as f64;
+                best = best.min((cpu_ns() - c) as f64 / 1e9 / tried);
+                if mwm == 243 {
+                    assert!(hit.is_none());
+                }
+            }
+            line += &format!(" | loop mwm {mwm} {:6.2} M/CPU-s", 1.0 / best / 1e6);
+        }
         for threads in [1usize, 2] {
             let e = engine(k, threads);
             let opts = curlpow::PowOptions::mwm(243).timeout(std::time::Duration::from_secs(2));
