@@ -16,7 +16,7 @@ pub enum CpuKernel {
     Portable,
     /// 256 lanes in `__m256i` (x86-64 with AVX2), three rounds fused per pass.
     Avx2,
-    /// 512 lanes in `__m512i` (x86-64 with AVX-512F), `vpternlogq` S-box, five rounds fused
+    /// 512 lanes in `__m512i` (x86-64 with AVX-512F), `vpternlogq` S-box, four rounds fused
     /// per pass.
     Avx512,
 }

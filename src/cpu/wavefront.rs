@@ -12,8 +12,9 @@
 //! ```
 //!
 //! a stencil of two taps. For `F` fused rounds start with `δ_0 = 2^(F-1)`, i.e. `α_0 = -1/2^F`;
-//! the offsets are then `16, -8, 4, -2, 1` (F = 5), `4, -2, 1` (F = 3) or `1` (F = 1), and for
-//! odd `F` the last level is back in natural order: `L_F[z] = state_F[z]`.
+//! the offsets are then `16, -8, 4, -2, 1` (F = 5), `8, -4, 2, -1` (F = 4), `4, -2, 1` (F = 3)
+//! or `1` (F = 1). For odd `F` the last level is back in natural order, `L_F[z] = state_F[z]`;
+//! for even `F` it is mirrored, `L_F[z] = state_F[-z]`, which the storage map absorbs.
 //!
 //! A pass walks `z` upwards as a wavefront: at step `t` it reads `L_0[t]` and `L_0[t + δ_0]`
 //! from memory, computes one value of every level from small windows of the level below, and
@@ -81,8 +82,9 @@ impl<const P: usize> Plan<P> {
         let mut p = 0;
         while p < P {
             let f = fused[p] as usize;
-            assert!(f == 1 || f == 3 || f == 5);
+            assert!(f == 1 || f == 3 || f == 4 || f == 5);
             total += f;
+            // This pass reads L_0[z] = state[α_0·z] from slot c·α_0·z ...
             c = (c * alpha0(f)) % N;
             let mut k = 0;
             while k < ADDR_LEN {
@@ -93,6 +95,11 @@ impl<const P: usize> Plan<P> {
                     (c * z).rem_euclid(N) as u16
                 };
                 k += 1;
+            }
+            // ... and writes L_F[z] = state'[α_F·z] there, α_F = (-1)^(F+1): for even F the
+            // new state is stored mirrored.
+            if f.is_multiple_of(2) {
+                c = (N - c) % N;
             }
             p += 1;
         }
@@ -112,12 +119,19 @@ pub(crate) const fn side_len(fused: usize) -> usize {
     match fused {
         1 => 1,
         3 => 5,
+        4 => 10,
         _ => 21,
     }
 }
 
-/// 16 passes of 5 rounds and one single round (81 = 16·5 + 1).
+/// 16 passes of 5 rounds and one single round (81 = 16·5 + 1): the layout study's plan, kept
+/// for A/B runs (swap it into `avx512.rs`); it spills on 32 registers (see `avx512.rs`).
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) const FUSED5: Plan<17> = Plan::new([5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1]);
+/// 20 passes of 4 rounds and one single round (81 = 20·4 + 1): a 10-trit window.
+pub(crate) const FUSED4: Plan<21> = Plan::new([
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1,
+]);
 /// 27 passes of 3 rounds (81 = 27·3), for 16-register AVX2.
 pub(crate) const FUSED3: Plan<27> = Plan::new([3; 27]);
 
@@ -217,6 +231,51 @@ macro_rules! wavefront_kernel {
             step5::<FIRST, 5>(743, tpl, y, addr, &mut r);
         }
 
+        /// One wavefront step of [`pass4`] at ring position `U = i mod 5`.
+        #[target_feature(enable = $feat)]
+        #[inline]
+        fn step4<const FIRST: bool, const U: usize>(
+            i: usize,
+            tpl: &[Trit],
+            y: &mut [Trit],
+            addr: &[u16; ADDR_LEN],
+            r: &mut [[Trit; 5]; 3],
+        ) {
+            let (a, b) = if FIRST {
+                (tpl[addr[i] as usize], tpl[addr[i + 8] as usize])
+            } else {
+                (y[addr[i] as usize], y[addr[i + 8] as usize])
+            };
+            r[0][U] = sbox(a, b); // L1[t]
+            r[1][U] = sbox(r[0][U], r[0][(U + 1) % 5]); // L2[t] = S(L1[t], L1[t-4])
+            r[2][U] = sbox(r[1][(U + 3) % 5], r[1][U]); // L3[t-2] = S(L2[t-2], L2[t])
+            let out = sbox(r[2][U], r[2][(U + 4) % 5]); // L4[t-2] = S(L3[t-2], L3[t-3])
+            let at = if i >= 12 { addr[i - 2] as usize } else { DUMMY };
+            y[at] = out;
+        }
+
+        /// Four rounds in one in-place sweep. Offsets 8, -4, 2, -1; step `t` computes `L1[t]`,
+        /// `L2[t]`, `L3[t-2]`, `L4[t-2]` for `t = -5..=730` and stores from `t = 2` on. The
+        /// result is the new state mirrored (`L4[z] = state[-z]`), which the plan accounts for.
+        #[target_feature(enable = $feat)]
+        fn pass4<const FIRST: bool>(tpl: &[Trit], y: &mut [Trit], addr: &[u16; ADDR_LEN]) {
+            if !FIRST {
+                save_side(y, addr, side_len(4));
+            }
+            let mut r = [[splat(0); 5]; 3];
+            // i = t - Z_MIN runs 5..741: 736 steps = 147 × 5 + 1.
+            let mut i = 5;
+            while i < 740 {
+                step4::<FIRST, 0>(i, tpl, y, addr, &mut r);
+                step4::<FIRST, 1>(i + 1, tpl, y, addr, &mut r);
+                step4::<FIRST, 2>(i + 2, tpl, y, addr, &mut r);
+                step4::<FIRST, 3>(i + 3, tpl, y, addr, &mut r);
+                step4::<FIRST, 4>(i + 4, tpl, y, addr, &mut r);
+                i += 5;
+            }
+            step4::<FIRST, 0>(740, tpl, y, addr, &mut r);
+        }
+
         /// One wavefront step of [`pass3`] at ring position `U = i mod 3`.
         #[target_feature(enable = $feat)]
         #[inline]
@@ -281,6 +340,8 @@ macro_rules! wavefront_kernel {
                 match (PLAN.fused[p], p == 0) {
                     (5, true) => pass5::<true>(tpl, y, addr),
                     (5, false) => pass5::<false>(tpl, y, addr),
+                    (4, true) => pass4::<true>(tpl, y, addr),
+                    (4, false) => pass4::<false>(tpl, y, addr),
                     (3, true) => pass3::<true>(tpl, y, addr),
                     (3, false) => pass3::<false>(tpl, y, addr),
                     (_, true) => pass1::<true>(tpl, y, addr),
@@ -439,22 +500,26 @@ mod tests {
 
     #[test]
     fn alphas_and_offsets() {
-        // δ_0 = m / α_0 = 2^(F-1), and α_F = α_0·(-2)^F = 1 for odd F.
-        for f in [1usize, 3, 5] {
+        // δ_0 = m / α_0 = 2^(F-1), and α_F = α_0·(-2)^F = (-1)^(F+1).
+        for f in [1usize, 3, 4, 5] {
             let a = alpha0(f);
             assert_eq!((364 * inverse(a)) % N, 1 << (f - 1));
-            assert_eq!((a * (-2i64).pow(f as u32)).rem_euclid(N), 1);
+            let want = if f % 2 == 1 { 1 } else { N - 1 };
+            assert_eq!((a * (-2i64).pow(f as u32)).rem_euclid(N), want);
         }
     }
 
     #[test]
     fn addresses_are_permutations() {
-        for p in 0..17 {
-            let mut seen = [false; STATE_LEN];
-            for z in 0..STATE_LEN {
-                let s = FUSED5.addr[p][z + 10] as usize;
-                assert!(!seen[s]);
-                seen[s] = true;
+        let plans: [&[[u16; ADDR_LEN]]; 3] = [&FUSED5.addr, &FUSED4.addr, &FUSED3.addr];
+        for addr in plans {
+            for a in addr {
+                let mut seen = [false; STATE_LEN];
+                for z in 0..STATE_LEN {
+                    let s = a[z + 10] as usize;
+                    assert!(!seen[s]);
+                    seen[s] = true;
+                }
             }
         }
     }
