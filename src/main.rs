@@ -224,6 +224,7 @@ fn parse_all<T>(
 
 fn build_engine(a: &EngineArgs) -> Result<(Engine, Selection)> {
     let mut b = Engine::builder().pin_threads(a.pin);
+    let mut backends = Vec::new();
     if let Some(n) = a.threads {
         if n == 0 {
             return Err(UsageError("--threads must be at least 1".into()).into());
@@ -233,7 +234,6 @@ fn build_engine(a: &EngineArgs) -> Result<(Engine, Selection)> {
     if let Some(k) = &a.kernel {
         b = b.cpu_kernel(CpuKernel::from_name(k)?);
     }
-    let mut backends = Vec::new();
     for name in &a.backend {
         let be = Backend::from_name(name).ok_or_else(|| {
             UsageError(format!(
@@ -259,15 +259,24 @@ fn build_engine(a: &EngineArgs) -> Result<(Engine, Selection)> {
         }
         b = b.backends(&discover);
     }
-    let engine = b.build()?;
-    for w in engine.discovery_warnings() {
-        eprintln!("curlpow: warning: {w}");
-    }
     let sel = Selection {
         backends,
         devices: a.device.clone(),
         exclude: a.exclude.clone(),
     };
+    let mut engine = b.clone().build()?;
+    // `--backend opencl` (or wgpu) on a host whose only driver of that API is a software one
+    // (PoCL, lavapipe) asks for that driver: look again with software drivers allowed.
+    if !software && !sel.backends.is_empty() && engine.check_selection(&sel).is_err() {
+        let again = b.include_software(true).build()?;
+        if again.check_selection(&sel).is_ok() {
+            eprintln!("curlpow: note: no hardware device for the selected backend; using its software driver");
+            engine = again;
+        }
+    }
+    for w in engine.discovery_warnings() {
+        eprintln!("curlpow: warning: {w}");
+    }
     engine
         .check_selection(&sel)
         .map_err(|e| UsageError(e.to_string()))?;
@@ -389,8 +398,11 @@ fn cmd_bench(a: BenchArgs) -> Result<ExitCode> {
                 r.seconds,
                 r.kernel
                     .as_deref()
-                    .map(|k| format!(", kernel {k}, {} threads", r.threads.unwrap_or(0)))
+                    .map(|k| format!(", kernel {k}"))
                     .unwrap_or_default()
+                    + &r.threads
+                        .map(|t| format!(", {t} threads"))
+                        .unwrap_or_default()
             );
         }
     }

@@ -105,10 +105,14 @@ impl Slot {
     }
 }
 
+/// A free device this many times slower than the fastest allowed one waits out the wait limit.
+const SLOWER_FACTOR: f64 = 4.0;
+
 struct Waiter {
     ticket: u64,
     allowed: Vec<usize>,
-    /// Before this instant the CPU pool is not taken while a GPU in `allowed` is healthy.
+    /// Before this instant only devices within [`SLOWER_FACTOR`] of the fastest allowed one
+    /// are taken (so the CPU pool waits for a busy GPU).
     cpu_after: Instant,
     all: bool,
 }
@@ -124,7 +128,8 @@ struct State {
 /// How leases are handed out.
 #[derive(Debug, Clone, Copy)]
 pub struct Policy {
-    /// How long a search waits for a busy GPU before it takes the CPU instead.
+    /// How long a search waits for a busy fast device (a GPU) before it takes a much slower
+    /// free one (the CPU pool) instead.
     pub wait_limit: Duration,
     /// Whether the CPU may serve a search that selected GPUs and waited past the limit.
     pub cpu_fallback: bool,
@@ -295,19 +300,22 @@ impl Registry {
         while i < st.waiters.len() {
             let w = st.waiters.iter().nth(i).expect("index in range");
             let healthy = |d: usize| st.unhealthy_until[d].is_none_or(|until| now >= until);
-            let gpu_ok = w
+            // The fastest device this waiter could ever get; a free device much slower than it
+            // (the CPU pool beside a GPU, a software driver beside the CPU pool) serves only
+            // after the wait limit: waiting briefly for the fast one finishes sooner.
+            let best = w
                 .allowed
                 .iter()
-                .any(|&d| !self.slots[d].is_cpu_pool() && healthy(d));
+                .filter(|&&d| healthy(d))
+                .map(|&d| self.slots[d].speed())
+                .fold(0.0f64, f64::max);
+            let patient = w.all || now >= w.cpu_after;
             let mut free: Vec<usize> = w
                 .allowed
                 .iter()
                 .copied()
                 .filter(|&d| !st.busy[d] && healthy(d))
-                .filter(|&d| {
-                    // Latency mode takes every free device, the CPU included, at once.
-                    !self.slots[d].is_cpu_pool() || !gpu_ok || w.all || now >= w.cpu_after
-                })
+                .filter(|&d| patient || self.slots[d].speed() * SLOWER_FACTOR >= best)
                 .collect();
             if free.is_empty() {
                 i += 1;
