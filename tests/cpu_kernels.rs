@@ -7,7 +7,7 @@ mod common;
 use std::collections::HashSet;
 
 use curlpow::search::{CounterRange, SearchJob};
-use curlpow::{CpuKernel, Engine, Transaction, HASH_LEN, STATE_LEN};
+use curlpow::{CpuKernel, Engine, Transaction, STATE_LEN};
 
 /// The kernels to test; prints a line for each one skipped.
 fn kernels() -> Vec<CpuKernel> {
@@ -24,28 +24,12 @@ fn kernels() -> Vec<CpuKernel> {
         .collect()
 }
 
-fn random_states(n: usize, seed: u64) -> Vec<[i8; STATE_LEN]> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            let mut st = [0i8; STATE_LEN];
-            for t in st.iter_mut() {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                *t = (s % 3) as i8 - 1;
-            }
-            st
-        })
-        .collect()
-}
-
 #[test]
 fn transform_matches_scalar_lane_by_lane() {
     for k in kernels() {
         // A full batch of random states, and a partial one (unused lanes stay zero).
         for (n, seed) in [(k.lanes(), 0xC0FFEE), (k.lanes() / 2 + 3, 0xBEEF)] {
-            let mut got = random_states(n, seed);
+            let mut got = common::random_states(n, seed);
             let mut want = got.clone();
             k.transform_states(&mut got).unwrap();
             for st in want.iter_mut() {
@@ -83,56 +67,14 @@ fn transform_of_special_states() {
     }
 }
 
-/// The Curl-P-81 hash with the kernel's transform (one lane per input).
-fn kernel_hashes(k: CpuKernel, inputs: &[Vec<i8>], out_len: usize) -> Vec<Vec<i8>> {
-    let mut states = vec![[0i8; STATE_LEN]; inputs.len()];
-    let blocks = inputs[0].len() / HASH_LEN;
-    for b in 0..blocks {
-        for (st, input) in states.iter_mut().zip(inputs) {
-            st[..HASH_LEN].copy_from_slice(&input[b * HASH_LEN..(b + 1) * HASH_LEN]);
-        }
-        k.transform_states(&mut states).unwrap();
-    }
-    let mut outs = vec![Vec::new(); inputs.len()];
-    for b in 0..out_len / HASH_LEN {
-        if b > 0 {
-            k.transform_states(&mut states).unwrap();
-        }
-        for (o, st) in outs.iter_mut().zip(&states) {
-            o.extend_from_slice(&st[..HASH_LEN]);
-        }
-    }
-    outs
-}
-
-/// Vectors grouped by (input trits, output trits): (input, expected output trytes).
-type Groups = std::collections::BTreeMap<(usize, usize), Vec<(Vec<i8>, String)>>;
-
 #[test]
 fn public_vectors_through_the_kernel_transform() {
-    let vectors = common::curl_vectors();
-    assert!(vectors.len() > 100, "vectors missing");
-    // Group by (input length, output length) and hash each group lane-parallel.
-    let mut groups: Groups = Default::default();
-    for (input, expected) in &vectors {
-        let trits = curlpow::trytes_to_trits(input).unwrap();
-        let out_len = expected.len() * 3;
-        groups
-            .entry((trits.len(), out_len))
-            .or_default()
-            .push((trits, expected.clone()));
-    }
     for k in kernels() {
-        let mut checked = 0;
-        for ((_, out_len), items) in &groups {
-            let inputs: Vec<Vec<i8>> = items.iter().map(|(t, _)| t.clone()).collect();
-            let got = kernel_hashes(k, &inputs, *out_len);
-            for (g, (_, expected)) in got.iter().zip(items) {
-                assert_eq!(&curlpow::trits_to_trytes(g).unwrap(), expected, "{k}");
-                checked += 1;
-            }
-        }
-        assert_eq!(checked, vectors.len());
+        let n = common::check_vectors_with(k.name(), |mut states| {
+            k.transform_states(&mut states).expect("kernel transform");
+            states
+        });
+        assert!(n > 400, "expected the public vectors");
     }
 }
 

@@ -59,29 +59,13 @@ fn variants() -> Vec<Option<KernelConfig>> {
     ]
 }
 
-fn random_states(n: usize, seed: u64) -> Vec<[i8; STATE_LEN]> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            let mut st = [0i8; STATE_LEN];
-            for t in st.iter_mut() {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                *t = (s % 3) as i8 - 1;
-            }
-            st
-        })
-        .collect()
-}
-
 #[test]
 fn transform_matches_the_scalar_reference_on_random_states() {
     for cfg in variants() {
         let Some(dev) = device(cfg) else { return };
         // More than one work-item's lanes for the narrow kernels, a partial one for the wide.
         let n = dev.lanes() + 37;
-        let states = random_states(n, 0xC0FFEE ^ dev.lanes() as u64);
+        let states = common::random_states(n, 0xC0FFEE ^ dev.lanes() as u64);
         let got = dev.transform(&states).expect("device transform");
         assert_eq!(got.len(), n);
         for (k, (mut want, got)) in states.into_iter().zip(got).enumerate() {
@@ -109,62 +93,14 @@ fn transform_rejects_non_trits() {
     assert!(dev.transform(&[]).unwrap().is_empty());
 }
 
-/// A Curl-P-81 sponge run on the device transform, all vectors in lockstep (one device call
-/// per step for every vector that still needs a transform).
+/// A Curl-P-81 sponge run on the device transform matches every public vector.
 #[test]
 fn sponge_on_the_device_transform_matches_the_public_vectors() {
     let Some(dev) = device(None) else { return };
-    struct Run {
-        input: Vec<i8>,
-        expected: Vec<i8>,
-        state: [i8; STATE_LEN],
-        out: Vec<i8>,
-        blocks_in: usize,
-        transforms: usize,
-    }
-    let mut runs: Vec<Run> = common::curl_vectors()
-        .into_iter()
-        .map(|(i, o)| {
-            let input = curlpow::trytes_to_trits(&i).unwrap();
-            let expected = curlpow::trytes_to_trits(&o).unwrap();
-            let blocks_in = input.len() / 243;
-            let blocks_out = expected.len() / 243;
-            Run {
-                input,
-                expected,
-                state: [0; STATE_LEN],
-                out: Vec::new(),
-                blocks_in,
-                transforms: blocks_in + blocks_out - 1,
-            }
-        })
-        .collect();
-    assert!(runs.len() > 400, "expected the public vectors");
-    let steps = runs.iter().map(|r| r.transforms).max().unwrap();
-    for t in 0..steps {
-        let active: Vec<usize> = (0..runs.len())
-            .filter(|&i| t < runs[i].transforms)
-            .collect();
-        let mut states = Vec::with_capacity(active.len());
-        for &i in &active {
-            let r = &mut runs[i];
-            if t < r.blocks_in {
-                r.state[..243].copy_from_slice(&r.input[t * 243..(t + 1) * 243]);
-            }
-            states.push(r.state);
-        }
-        let after = dev.transform(&states).expect("device transform");
-        for (&i, st) in active.iter().zip(after) {
-            let r = &mut runs[i];
-            r.state = st;
-            if t + 1 >= r.blocks_in {
-                r.out.extend_from_slice(&st[..243]);
-            }
-        }
-    }
-    for (k, r) in runs.iter().enumerate() {
-        assert_eq!(r.out, r.expected, "vector {k}");
-    }
+    let n = common::check_vectors_with("opencl", |states| {
+        dev.transform(&states).expect("device transform")
+    });
+    assert!(n > 400, "expected the public vectors");
 }
 
 fn search_and_check(dev: &OpenClDevice, tx: &curlpow::Transaction, mwm: usize) {
@@ -269,7 +205,7 @@ fn cancel_from_another_thread_stops_between_launches() {
     assert!(dev.nonces_tried() >= before + out.nonces);
     let late = returned.saturating_duration_since(cancelled_at);
     assert!(
-        late < Duration::from_millis(250),
+        late < Duration::from_millis(1000),
         "returned {late:?} after cancel"
     );
 }
@@ -284,7 +220,7 @@ fn deadline_ends_the_search() {
     let took = start.elapsed();
     assert_eq!(out.hit, None);
     assert!(took >= Duration::from_millis(300), "{took:?}");
-    assert!(took < Duration::from_millis(600), "{took:?}");
+    assert!(took < Duration::from_millis(1500), "{took:?}");
 }
 
 #[test]

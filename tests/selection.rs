@@ -207,7 +207,7 @@ fn without_fallback_waiting_respects_max_wait_and_deadlines() {
     let hog = std::thread::spawn(move || {
         e2.pow_with(
             &common::random_tx(6),
-            &PowOptions::mwm(100).timeout(Duration::from_millis(1500)),
+            &PowOptions::mwm(100).timeout(Duration::from_millis(4000)),
         )
     });
     std::thread::sleep(Duration::from_millis(100));
@@ -224,7 +224,7 @@ fn without_fallback_waiting_respects_max_wait_and_deadlines() {
     assert!(matches!(r, Err(Error::NoDevice(_))), "{r:?}");
     let w = t0.elapsed();
     assert!(
-        w >= Duration::from_millis(190) && w < Duration::from_millis(800),
+        w >= Duration::from_millis(190) && w < Duration::from_millis(2000),
         "{w:?}"
     );
     // Deadline while queued.
@@ -236,7 +236,7 @@ fn without_fallback_waiting_respects_max_wait_and_deadlines() {
             .timeout(Duration::from_millis(80)),
     );
     assert!(matches!(r, Err(Error::Timeout { .. })), "{r:?}");
-    assert!(t0.elapsed() < Duration::from_millis(150));
+    assert!(t0.elapsed() < Duration::from_millis(1500));
     // Cancel while queued.
     let token = CancelToken::new();
     let t2 = token.clone();

@@ -103,3 +103,72 @@ pub fn gpu_available(backend: &str, found: bool) -> bool {
     eprintln!("SKIPPED: no {backend} device found (set CURLPOW_REQUIRE_BACKENDS={backend} to make this a failure)");
     false
 }
+
+/// `n` pseudo-random 729-trit states (xorshift, deterministic per seed).
+pub fn random_states(n: usize, seed: u64) -> Vec<[i8; curlpow::STATE_LEN]> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            let mut st = [0i8; curlpow::STATE_LEN];
+            for t in st.iter_mut() {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                *t = (s % 3) as i8 - 1;
+            }
+            st
+        })
+        .collect()
+}
+
+/// Run every public Curl-P-81 vector through a sponge built on a backend's batch `transform`
+/// (states in, the same states transformed out), all vectors in lockstep: one call per step for
+/// every vector that still needs a transform. Output block `j` is the rate after `blocks + j`
+/// transforms. Panics naming the first vector that differs; returns how many were checked.
+pub fn check_vectors_with(
+    label: &str,
+    mut transform: impl FnMut(Vec<[i8; curlpow::STATE_LEN]>) -> Vec<[i8; curlpow::STATE_LEN]>,
+) -> usize {
+    let vectors = curl_vectors();
+    let inputs: Vec<Vec<i8>> = vectors
+        .iter()
+        .map(|(i, _)| curlpow::trytes_to_trits(i).unwrap())
+        .collect();
+    let blocks_in: Vec<usize> = inputs.iter().map(|i| i.len() / 243).collect();
+    let total: Vec<usize> = vectors
+        .iter()
+        .zip(&blocks_in)
+        .map(|((_, o), &b)| b + o.len() / 81 - 1)
+        .collect();
+    let mut states = vec![[0i8; curlpow::STATE_LEN]; vectors.len()];
+    let mut outputs: Vec<Vec<i8>> = vec![Vec::new(); vectors.len()];
+    for step in 0..total.iter().copied().max().unwrap_or(0) {
+        let todo: Vec<usize> = (0..vectors.len()).filter(|&k| step < total[k]).collect();
+        for &k in &todo {
+            if step < blocks_in[k] {
+                states[k][..243].copy_from_slice(&inputs[k][step * 243..(step + 1) * 243]);
+            }
+        }
+        let out = transform(todo.iter().map(|&k| states[k]).collect());
+        assert_eq!(
+            out.len(),
+            todo.len(),
+            "{label}: transform returned a wrong count"
+        );
+        for (&k, s) in todo.iter().zip(out) {
+            states[k] = s;
+            if step + 1 >= blocks_in[k] {
+                outputs[k].extend_from_slice(&s[..243]);
+            }
+        }
+    }
+    for ((input, expected), got) in vectors.iter().zip(&outputs) {
+        assert_eq!(
+            curlpow::trits_to_trytes(got).unwrap(),
+            *expected,
+            "{label}: input {}…",
+            &input[..20.min(input.len())]
+        );
+    }
+    vectors.len()
+}
