@@ -4,6 +4,7 @@
 //!
 //! `cargo bench --bench selection` (prints a table; no criterion: each figure is a whole batch).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +20,8 @@ struct SimGpu {
     info: DeviceInfo,
     per_search: Duration,
     known: Vec<(Transaction, Hit)>,
+    /// Nonces it claims to try: 1e9 per second of searching, so its measured speed is a GPU's.
+    tried: AtomicU64,
 }
 
 impl Device for SimGpu {
@@ -32,11 +35,16 @@ impl Device for SimGpu {
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
         let t0 = Instant::now();
+        let count = |t0: Instant| {
+            let n = (t0.elapsed().as_secs_f64() * 1e9) as u64;
+            self.tried.fetch_add(n, Ordering::Relaxed);
+            n
+        };
         while t0.elapsed() < self.per_search {
             if ctl.should_stop() {
                 return Ok(SearchOutcome {
                     hit: None,
-                    nonces: 0,
+                    nonces: count(t0),
                 });
             }
             std::thread::sleep(Duration::from_micros(200));
@@ -47,10 +55,13 @@ impl Device for SimGpu {
             .find(|(tx, _)| tx == job.transaction())
             .map(|(_, h)| *h)
             .filter(|h| h.counter >= range.start && h.counter - range.start < range.len);
-        Ok(SearchOutcome { hit, nonces: 1 })
+        Ok(SearchOutcome {
+            hit,
+            nonces: count(t0),
+        })
     }
     fn nonces_tried(&self) -> u64 {
-        0
+        self.tried.load(Ordering::Relaxed)
     }
 }
 
@@ -113,6 +124,7 @@ fn main() {
                 },
                 per_search,
                 known: known.clone(),
+                tried: AtomicU64::new(0),
             }));
         }
         let e = b.build().unwrap();

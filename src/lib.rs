@@ -28,6 +28,7 @@ pub mod device;
 mod engine;
 mod error;
 mod host;
+mod midstate;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 pub mod queue;
