@@ -104,21 +104,7 @@ fn sponge_on_the_device_transform_matches_the_public_vectors() {
 }
 
 fn search_and_check(dev: &OpenClDevice, tx: &curlpow::Transaction, mwm: usize) {
-    let job = SearchJob::new(tx, mwm).unwrap();
-    let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_secs(120)));
-    let out = dev.search(&job, CounterRange::ALL, &ctl).expect("search");
-    let hit = out
-        .hit
-        .unwrap_or_else(|| panic!("kernel {} mwm {mwm}: no hit", dev.kernel()));
-    assert!(hit.lane < dev.lanes());
-    assert!(out.nonces > 0);
-    let done = job.verify(hit).unwrap_or_else(|| {
-        panic!(
-            "kernel {} mwm {mwm}: {hit:?} fails the host check",
-            dev.kernel()
-        )
-    });
-    common::assert_valid_pow(tx, &done, mwm);
+    common::device_search_valid(dev, dev.lanes(), tx, mwm, CounterRange::ALL);
 }
 
 #[test]

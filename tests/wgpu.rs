@@ -180,27 +180,7 @@ fn search_valid(
     mwm: usize,
     range: CounterRange,
 ) -> Transaction {
-    let job = SearchJob::new(tx, mwm).unwrap();
-    let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_secs(300)));
-    let out = dev.search(&job, range, &ctl).expect("search");
-    let hit = out.hit.unwrap_or_else(|| panic!("no hit at MWM {mwm}"));
-    assert!(out.nonces > 0);
-    assert!(
-        hit.counter >= range.start && hit.counter - range.start < range.len,
-        "hit counter {} outside {range:?}",
-        hit.counter
-    );
-    assert!(
-        hit.lane < dev.lanes(),
-        "lane {} of {}",
-        hit.lane,
-        dev.lanes()
-    );
-    let found = job
-        .verify(hit)
-        .unwrap_or_else(|| panic!("device hit {hit:?} fails the host check at MWM {mwm}"));
-    common::assert_valid_pow(tx, &found, mwm);
-    found
+    common::device_search_valid(dev, dev.lanes(), tx, mwm, range)
 }
 
 #[test]

@@ -172,3 +172,43 @@ pub fn check_vectors_with(
     }
     vectors.len()
 }
+
+/// Search `range` on a device directly (no engine) and check the answer: a hit inside the range,
+/// in one of the device's `lanes`, that passes the host check and changes only the nonce.
+pub fn device_search_valid(
+    dev: &dyn curlpow::device::Device,
+    lanes: usize,
+    tx: &Transaction,
+    mwm: usize,
+    range: curlpow::search::CounterRange,
+) -> Transaction {
+    use std::time::{Duration, Instant};
+    let label = format!(
+        "{} ({})",
+        dev.info().id,
+        dev.info()
+            .details
+            .get("kernel")
+            .map(|k| k.to_string())
+            .unwrap_or_default()
+    );
+    let job = curlpow::search::SearchJob::new(tx, mwm).unwrap();
+    let ctl =
+        curlpow::control::SearchControl::new(None, Some(Instant::now() + Duration::from_secs(300)));
+    let out = dev.search(&job, range, &ctl).expect("search");
+    let hit = out
+        .hit
+        .unwrap_or_else(|| panic!("{label}: no hit at MWM {mwm}"));
+    assert!(out.nonces > 0, "{label}: no nonces counted");
+    assert!(
+        hit.counter >= range.start && hit.counter - range.start < range.len,
+        "{label}: hit counter {} outside {range:?}",
+        hit.counter
+    );
+    assert!(hit.lane < lanes, "{label}: lane {} of {lanes}", hit.lane);
+    let found = job
+        .verify(hit)
+        .unwrap_or_else(|| panic!("{label}: {hit:?} fails the host check at MWM {mwm}"));
+    assert_valid_pow(tx, &found, mwm);
+    found
+}
