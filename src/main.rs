@@ -65,6 +65,9 @@ struct EngineArgs {
     /// Pin CPU worker threads to cores.
     #[arg(long)]
     pin: bool,
+    /// Print what device discovery found wrong or skipped.
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 #[derive(Args)]
@@ -274,8 +277,12 @@ fn build_engine(a: &EngineArgs) -> Result<(Engine, Selection)> {
             engine = again;
         }
     }
-    for w in engine.discovery_warnings() {
-        eprintln!("curlpow: warning: {w}");
+    // Discovery notes (a skipped software adapter, a driver that did not answer) matter when
+    // the caller asked for devices; a plain `pow` on a headless box stays quiet.
+    if a.verbose || !a.backend.is_empty() || !a.device.is_empty() {
+        for w in engine.discovery_warnings() {
+            eprintln!("curlpow: note: {w}");
+        }
     }
     engine
         .check_selection(&sel)
@@ -412,6 +419,7 @@ fn cmd_bench(a: BenchArgs) -> Result<ExitCode> {
 fn cmd_devices(a: DevicesArgs) -> Result<ExitCode> {
     let mut ea = a.engine.clone();
     ea.software = true;
+    ea.verbose = true;
     let (engine, _) = build_engine(&ea)?;
     let list = engine.device_report();
     if a.json {
