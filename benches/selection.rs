@@ -140,12 +140,22 @@ fn main() {
         if k == 1 {
             base = dt;
         }
+        // The devices' own time per search: what the batch would take with perfect hand-offs.
+        let (busy, searches) = e
+            .device_report()
+            .iter()
+            .filter(|d| d.info.id.starts_with("sim:"))
+            .fold((0.0, 0u64), |(b, s), d| {
+                (b + d.stats.busy_seconds, s + d.stats.searches)
+            });
         println!(
-            "{:<34} {:>9.3}s {:>12.1} {:>7.2}x",
+            "{:<34} {:>9.3}s {:>12.1} {:>7.2}x   (device busy {:.1} ms per search, {:.0}% of the batch)",
             format!("{k} simulated GPU(s), pow_many"),
             dt,
             n as f64 / dt,
-            base / dt
+            base / dt,
+            busy / searches as f64 * 1e3,
+            busy / (k as f64 * dt) * 100.0
         );
         if k == 4 {
             // Latency mode: one search at a time on all four; the known nonce lies in the range
