@@ -31,6 +31,8 @@ struct TestDevice {
     inner: CpuDevice,
     mode: Mode,
     calls: AtomicU64,
+    /// The MWM of every search it ran, in order (tests tag searches by MWM).
+    order: parking_lot::Mutex<Vec<usize>>,
 }
 
 impl TestDevice {
@@ -53,6 +55,7 @@ impl TestDevice {
             .unwrap(),
             mode,
             calls: AtomicU64::new(0),
+            order: Default::default(),
         })
     }
 }
@@ -68,6 +71,7 @@ impl Device for TestDevice {
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
         self.calls.fetch_add(1, Ordering::Relaxed);
+        self.order.lock().push(job.mwm());
         match self.mode {
             Mode::Works => self.inner.search(job, range, ctl),
             Mode::Fails => Err(Error::Backend {
@@ -370,4 +374,50 @@ fn cancel_while_running() {
         matches!(r, Err(Error::Cancelled { nonces }) if nonces > 0),
         "{r:?}"
     );
+}
+
+/// Waiters for a busy device are served in arrival order.
+#[test]
+fn waiters_are_served_first_come_first_served() {
+    let gpu = TestDevice::new("gpu:0", Mode::Works);
+    let e = builder()
+        .add_device(gpu.clone())
+        .cpu_fallback(false)
+        .build()
+        .unwrap();
+    let only_gpu = Selection {
+        devices: vec!["gpu:0".into()],
+        ..Default::default()
+    };
+    // Hold the device (MWM 100 until a 400 ms timeout), then queue MWM 1, 2, 3, 4 in that order.
+    let hog = {
+        let (e, sel) = (e.clone(), only_gpu.clone());
+        std::thread::spawn(move || {
+            e.pow_with(
+                &common::random_tx(40),
+                &PowOptions::mwm(100)
+                    .timeout(Duration::from_millis(400))
+                    .selection(sel),
+            )
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    let waiters: Vec<_> = (1..=4usize)
+        .map(|mwm| {
+            let (e, sel) = (e.clone(), only_gpu.clone());
+            let h = std::thread::spawn(move || {
+                e.pow_with(
+                    &common::random_tx(40 + mwm as u64),
+                    &PowOptions::mwm(mwm).selection(sel),
+                )
+            });
+            std::thread::sleep(Duration::from_millis(40));
+            h
+        })
+        .collect();
+    for w in waiters {
+        w.join().unwrap().unwrap();
+    }
+    assert!(matches!(hog.join().unwrap(), Err(Error::Timeout { .. })));
+    assert_eq!(*gpu.order.lock(), vec![100, 1, 2, 3, 4]);
 }
