@@ -271,3 +271,17 @@ fn required_backends_are_compiled_and_present() {
         );
     }
 }
+
+#[test]
+fn pinned_pool_searches() {
+    let e = Engine::builder()
+        .threads(2)
+        .pin_threads(true)
+        .build()
+        .unwrap();
+    let tx = common::random_tx(77);
+    let r = e.pow(&tx, 5).unwrap();
+    common::assert_valid_pow(&tx, &r.transaction, 5);
+    assert_eq!(e.cpu().threads(), 2);
+    assert_eq!(e.devices()[0].details["pinned"], true);
+}
