@@ -483,3 +483,114 @@ pub(crate) fn dedupe(devices: Vec<Arc<dyn Device>>) -> (Vec<Arc<dyn Device>>, Ve
         .collect();
     (kept, notes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::SearchControl;
+    use crate::device::SearchOutcome;
+    use crate::search::{CounterRange, SearchJob};
+
+    struct Named(DeviceInfo);
+    impl Device for Named {
+        fn info(&self) -> &DeviceInfo {
+            &self.0
+        }
+        fn search(
+            &self,
+            _: &SearchJob,
+            _: CounterRange,
+            _: &SearchControl,
+        ) -> Result<SearchOutcome, Error> {
+            Ok(SearchOutcome {
+                hit: None,
+                nonces: 0,
+            })
+        }
+        fn nonces_tried(&self) -> u64 {
+            0
+        }
+    }
+
+    fn dev(
+        id: &str,
+        backend: Backend,
+        name: &str,
+        kind: DeviceKind,
+        vendor: u64,
+    ) -> Arc<dyn Device> {
+        let mut details = serde_json::Map::new();
+        let key = if backend == Backend::Opencl {
+            "vendor_id"
+        } else {
+            "vendor"
+        };
+        details.insert(key.into(), vendor.into());
+        Arc::new(Named(DeviceInfo {
+            id: id.into(),
+            backend,
+            name: name.into(),
+            kind,
+            details,
+        }))
+    }
+
+    fn ids(devs: &[Arc<dyn Device>]) -> Vec<String> {
+        devs.iter().map(|d| d.info().id.clone()).collect()
+    }
+
+    #[test]
+    fn the_same_gpu_through_two_backends_counts_once() {
+        let gpu = DeviceKind::Gpu;
+        let devices = vec![
+            dev("opencl:0:0", Backend::Opencl, "NVIDIA H200", gpu, 0x10de),
+            dev("opencl:0:1", Backend::Opencl, "NVIDIA H200", gpu, 0x10de),
+            dev("wgpu:0", Backend::Wgpu, "NVIDIA  h200", gpu, 0x10de),
+            dev("wgpu:1", Backend::Wgpu, "NVIDIA H200", gpu, 0x10de),
+            // Another vendor's GPU of the same name is a different card.
+            dev("wgpu:2", Backend::Wgpu, "NVIDIA H200", gpu, 0x1002),
+            // Software devices are never merged.
+            dev(
+                "opencl:1:0",
+                Backend::Opencl,
+                "llvmpipe",
+                DeviceKind::Cpu,
+                0x10005,
+            ),
+            dev(
+                "wgpu:3",
+                Backend::Wgpu,
+                "llvmpipe",
+                DeviceKind::Cpu,
+                0x10005,
+            ),
+        ];
+        let (kept, notes) = dedupe(devices);
+        assert_eq!(
+            ids(&kept),
+            ["opencl:0:0", "opencl:0:1", "wgpu:2", "opencl:1:0", "wgpu:3"]
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].contains("opencl:0:0") && notes[0].contains("wgpu:0"));
+    }
+
+    #[test]
+    fn the_faster_declared_backend_stays() {
+        let mut fast = DeviceInfo {
+            id: "wgpu:0".into(),
+            backend: Backend::Wgpu,
+            name: "GPU X".into(),
+            kind: DeviceKind::Gpu,
+            details: Default::default(),
+        };
+        fast.details.insert("vendor".into(), 7u64.into());
+        fast.details
+            .insert("declared_nonces_per_second".into(), 5e9.into());
+        let devices: Vec<Arc<dyn Device>> = vec![
+            dev("opencl:0:0", Backend::Opencl, "GPU X", DeviceKind::Gpu, 7),
+            Arc::new(Named(fast)),
+        ];
+        let (kept, _) = dedupe(devices);
+        assert_eq!(ids(&kept), ["wgpu:0"]);
+    }
+}
