@@ -473,8 +473,9 @@ impl Progress {
             while !s.load(Ordering::Relaxed) {
                 let n = engine.nonces_tried() - base;
                 let rate = n as f64 / start.elapsed().as_secs_f64().max(1e-3);
+                let done: u64 = engine.device_report().iter().map(|d| d.stats.hits).sum();
                 bar.set_message(format!(
-                    "{total} transaction{}: {n} nonces tried, {:.2} M nonces/s",
+                    "{done}/{total} transaction{} done: {n} nonces tried, {:.2} M nonces/s",
                     if total == 1 { "" } else { "s" },
                     rate / 1e6
                 ));
