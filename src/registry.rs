@@ -112,8 +112,8 @@ struct Waiter {
     ticket: u64,
     allowed: Vec<usize>,
     /// Before this instant only devices within [`SLOWER_FACTOR`] of the fastest allowed one
-    /// are taken (so the CPU pool waits for a busy GPU).
-    cpu_after: Instant,
+    /// are taken (so the CPU pool waits for a busy GPU); `wait_limit` after arrival.
+    slow_ok_after: Instant,
     all: bool,
 }
 
@@ -231,14 +231,14 @@ impl Registry {
             // The CPU serves only when it was the only thing selected.
             allowed.retain(|&i| !self.slots[i].is_cpu_pool());
         }
-        let cpu_after = started + self.policy.wait_limit;
+        let slow_ok_after = started + self.policy.wait_limit;
         let mut st = self.state.lock();
         let ticket = st.next_ticket;
         st.next_ticket += 1;
         st.waiters.push_back(Waiter {
             ticket,
             allowed: allowed.clone(),
-            cpu_after,
+            slow_ok_after,
             all: spec.all,
         });
         loop {
@@ -282,8 +282,8 @@ impl Registry {
             // Wake for a release (notify), the CPU-fallback instant, the deadline, or to poll
             // the cancel token.
             let mut wake = now + Duration::from_millis(10);
-            if now < cpu_after {
-                wake = wake.min(cpu_after);
+            if now < slow_ok_after {
+                wake = wake.min(slow_ok_after);
             }
             if let Some(d) = spec.deadline {
                 wake = wake.min(d);
@@ -309,7 +309,7 @@ impl Registry {
                 .filter(|&&d| healthy(d))
                 .map(|&d| self.slots[d].speed())
                 .fold(0.0f64, f64::max);
-            let patient = w.all || now >= w.cpu_after;
+            let patient = w.all || now >= w.slow_ok_after;
             let mut free: Vec<usize> = w
                 .allowed
                 .iter()

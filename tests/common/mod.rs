@@ -56,16 +56,21 @@ pub fn pow_inputs() -> Vec<(Transaction, usize)> {
         .collect()
 }
 
+/// Endless pseudo-random trits (xorshift64, deterministic per seed).
+pub fn random_trits(seed: u64) -> impl Iterator<Item = i8> {
+    let mut s = seed | 1;
+    std::iter::repeat_with(move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s % 3) as i8 - 1
+    })
+}
+
 /// A pseudo-random transaction (xorshift, deterministic per seed).
 pub fn random_tx(seed: u64) -> Transaction {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let trits: Vec<i8> = (0..curlpow::TRANSACTION_TRITS)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % 3) as i8 - 1
-        })
+    let trits: Vec<i8> = random_trits(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .take(curlpow::TRANSACTION_TRITS)
         .collect();
     Transaction::from_trits(&trits).unwrap()
 }
@@ -106,15 +111,12 @@ pub fn gpu_available(backend: &str, found: bool) -> bool {
 
 /// `n` pseudo-random 729-trit states (xorshift, deterministic per seed).
 pub fn random_states(n: usize, seed: u64) -> Vec<[i8; curlpow::STATE_LEN]> {
-    let mut s = seed | 1;
+    let mut trits = random_trits(seed);
     (0..n)
         .map(|_| {
             let mut st = [0i8; curlpow::STATE_LEN];
             for t in st.iter_mut() {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                *t = (s % 3) as i8 - 1;
+                *t = trits.next().expect("endless");
             }
             st
         })
