@@ -58,6 +58,7 @@ pub struct SearchControl {
     deadline: Option<Instant>,
     found: AtomicBool,
     started: Instant,
+    max_threads: Option<usize>,
 }
 
 impl SearchControl {
@@ -68,7 +69,19 @@ impl SearchControl {
             deadline,
             found: AtomicBool::new(false),
             started: Instant::now(),
+            max_threads: None,
         }
+    }
+
+    /// Cap the CPU threads this search may use (`None`: the whole pool).
+    pub fn with_max_threads(mut self, n: Option<usize>) -> Self {
+        self.max_threads = n.filter(|&n| n > 0);
+        self
+    }
+
+    /// The most CPU threads this search may use, if capped.
+    pub fn max_threads(&self) -> Option<usize> {
+        self.max_threads
     }
 
     /// When the search started.
@@ -144,6 +157,9 @@ pub struct Worker<'a> {
     ctl: &'a SearchControl,
     counters: &'a Counters,
     slot: usize,
+    /// A flag the device's workers share: set when one of them hits, so its siblings stop
+    /// before the engine has verified the hit (only the engine stops the other devices).
+    sibling_hit: Option<&'a AtomicBool>,
     /// Nonces this worker tried in this search.
     pub tried: u64,
 }
@@ -155,22 +171,39 @@ impl<'a> Worker<'a> {
             ctl,
             counters,
             slot,
+            sibling_hit: None,
             tried: 0,
         }
     }
 
+    /// Also stop when `flag` is set (see [`Worker::claim_hit`]).
+    pub fn with_siblings(mut self, flag: &'a AtomicBool) -> Self {
+        self.sibling_hit = Some(flag);
+        self
+    }
+
+    /// Tell this worker's siblings that it hit; true for the first worker to claim.
+    pub fn claim_hit(&self) -> bool {
+        self.sibling_hit
+            .is_none_or(|f| !f.swap(true, Ordering::AcqRel))
+    }
+
+    #[inline]
+    fn stopped(&self) -> bool {
+        self.sibling_hit.is_some_and(|f| f.load(Ordering::Relaxed)) || self.ctl.should_stop()
+    }
     /// Record a finished batch of `nonces` and say whether to go on.
     #[inline]
     pub fn batch_done(&mut self, nonces: u64) -> bool {
         self.tried += nonces;
         self.counters.add(self.slot, nonces);
-        !self.ctl.should_stop()
+        !self.stopped()
     }
 
     /// Whether to start (or go on with) a batch.
     #[inline]
     pub fn keep_going(&self) -> bool {
-        !self.ctl.should_stop()
+        !self.stopped()
     }
 }
 

@@ -27,11 +27,12 @@ mod curl;
 pub mod device;
 mod engine;
 mod error;
-mod host;
+mod host_threads;
+#[doc(hidden)]
+pub mod lazy_deque;
 mod midstate;
 #[cfg(feature = "opencl")]
 pub mod opencl;
-pub mod queue;
 mod registry;
 pub mod search;
 mod transaction;
@@ -45,6 +46,7 @@ pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
 pub use engine::{
     bench_transaction, BenchResult, Engine, EngineBuilder, PowOptions, PowReport, PowResult,
+    MAINNET_MWM,
 };
 pub use error::{Error, TryteError};
 pub use registry::{DeviceReport, DeviceStats, Selection};

@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::control::CancelToken;
 use crate::device::{Backend, Device, DeviceInfo, DeviceKind};
 use crate::error::Error;
-use crate::queue::LazyDeque;
+use crate::lazy_deque::LazyDeque;
 
 /// Which devices a search may use. Empty lists mean "no restriction".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -14,6 +14,8 @@ mod wavefront;
 pub use platform::CpuKernel;
 pub use pool::{default_threads, PoolConfig};
 
+use std::sync::atomic::AtomicBool;
+
 use parking_lot::Mutex;
 
 use crate::control::{Counters, SearchControl, Worker};
@@ -92,13 +94,19 @@ impl Device for CpuDevice {
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
         let _guard = self.busy.lock();
-        let threads = self.threads;
+        let threads = ctl
+            .max_threads()
+            .map_or(self.threads, |n| n.min(self.threads));
         let kernel = self.kernel;
+        let sibling_hit = AtomicBool::new(false);
         let results = self.pool.broadcast(|ctx| {
             let i = ctx.index();
-            let mut w = Worker::new(ctl, &self.counters, i);
+            if i >= threads {
+                return (None, false, 0);
+            }
+            let mut w = Worker::new(ctl, &self.counters, i).with_siblings(&sibling_hit);
             let hit = kernel.search(job, range.part(i, threads), &mut w);
-            let first = hit.is_some() && ctl.set_found();
+            let first = hit.is_some() && w.claim_hit();
             (hit, first, w.tried)
         });
         let nonces = results.iter().map(|r| r.2).sum();

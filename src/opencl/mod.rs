@@ -668,7 +668,6 @@ impl Device for OpenClDevice {
                         "kernel reported counter {counter} lane {lane}, outside its launch"
                     )));
                 }
-                ctl.set_found();
                 break SearchOutcome {
                     hit: Some(Hit { counter, lane }),
                     nonces,

@@ -8,76 +8,20 @@ use std::sync::mpsc;
 
 use serde::Serialize;
 
-use crate::control::{CancelToken, SearchControl, StopReason};
-use crate::cpu::{self, CpuDevice, CpuKernel, PoolConfig};
-use crate::device::{Backend, Device, DeviceInfo, DiscoverOptions};
+mod builder;
+mod options;
+
+pub use builder::EngineBuilder;
+pub use options::{PowOptions, MAINNET_MWM};
+
+use crate::control::{SearchControl, StopReason};
+use crate::cpu::CpuDevice;
+use crate::device::{Backend, DeviceInfo};
 use crate::error::Error;
-use crate::host::HostPool;
-use crate::registry::{self, DeviceReport, Policy, Registry, Selection, WaitSpec};
+use crate::host_threads::HostThreads;
+use crate::registry::{DeviceReport, Registry, Selection, WaitSpec};
 use crate::search::{CounterRange, SearchJob};
 use crate::transaction::Transaction;
-
-/// Options of one PoW call.
-#[derive(Debug, Clone, Default)]
-pub struct PowOptions {
-    /// Minimum weight magnitude (0..=243).
-    pub mwm: usize,
-    /// Give up this long after the call starts ([`Error::Timeout`]), waiting included.
-    pub timeout: Option<Duration>,
-    /// Give up at this instant ([`Error::Timeout`]); with `timeout` too, the earlier wins.
-    pub deadline: Option<Instant>,
-    /// Cancel from another thread ([`Error::Cancelled`]).
-    pub cancel: Option<CancelToken>,
-    /// Which devices may run the search (default: any).
-    pub selection: Selection,
-    /// Latency mode: run the search on every free allowed device at once, disjoint nonce
-    /// ranges; the first valid hit stops the rest.
-    pub latency: bool,
-    /// Override the engine's CPU-fallback rule for this call.
-    pub cpu_fallback: Option<bool>,
-}
-
-impl PowOptions {
-    /// Options with this MWM and nothing else.
-    pub fn mwm(mwm: usize) -> Self {
-        PowOptions {
-            mwm,
-            ..Default::default()
-        }
-    }
-
-    /// Set a timeout.
-    pub fn timeout(mut self, t: Duration) -> Self {
-        self.timeout = Some(t);
-        self
-    }
-
-    /// Set a cancel token.
-    pub fn cancel(mut self, c: CancelToken) -> Self {
-        self.cancel = Some(c);
-        self
-    }
-
-    /// Restrict the devices.
-    pub fn selection(mut self, s: Selection) -> Self {
-        self.selection = s;
-        self
-    }
-
-    /// Turn latency mode on or off.
-    pub fn latency(mut self, on: bool) -> Self {
-        self.latency = on;
-        self
-    }
-
-    fn deadline_from(&self, start: Instant) -> Option<Instant> {
-        let t = self.timeout.and_then(|t| start.checked_add(t));
-        match (t, self.deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-}
 
 /// What a PoW call did.
 #[derive(Debug, Clone)]
@@ -131,167 +75,14 @@ pub struct BenchResult {
     pub nonces_per_second: f64,
 }
 
-/// Builds an [`Engine`].
-#[derive(Clone, Default)]
-pub struct EngineBuilder {
-    threads: Option<usize>,
-    kernel: Option<CpuKernel>,
-    pin: bool,
-    backends: Option<Vec<Backend>>,
-    discover: DiscoverOptions,
-    extra: Vec<Arc<dyn Device>>,
-    policy: Policy,
-}
-
-impl std::fmt::Debug for EngineBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EngineBuilder")
-            .field("threads", &self.threads)
-            .field("kernel", &self.kernel)
-            .field("backends", &self.backends)
-            .finish_non_exhaustive()
-    }
-}
-
-impl EngineBuilder {
-    /// CPU pool size (default: `CURLPOW_THREADS`, else the available parallelism).
-    pub fn threads(mut self, n: usize) -> Self {
-        self.threads = Some(n);
-        self
-    }
-
-    /// Force a CPU kernel (default: `CURLPOW_CPU_KERNEL`, else the fastest this CPU runs).
-    pub fn cpu_kernel(mut self, k: CpuKernel) -> Self {
-        self.kernel = Some(k);
-        self
-    }
-
-    /// Pin pool threads to cores (default off; gains nothing on most VMs).
-    pub fn pin_threads(mut self, pin: bool) -> Self {
-        self.pin = pin;
-        self
-    }
-
-    /// Discover only these backends (default: every compiled one). The CPU pool is always built;
-    /// leaving [`Backend::Cpu`] out only keeps it out of the device list.
-    pub fn backends(mut self, b: &[Backend]) -> Self {
-        self.backends = Some(b.to_vec());
-        self
-    }
-
-    /// Also use software drivers of GPU APIs (PoCL, lavapipe). Off by default.
-    pub fn include_software(mut self, on: bool) -> Self {
-        self.discover.include_software = on;
-        self
-    }
-
-    /// wgpu: force the 32-bit-lane kernel.
-    pub fn force_32bit_lanes(mut self, on: bool) -> Self {
-        self.discover.force_32bit_lanes = on;
-        self
-    }
-
-    /// Add a device of your own (tests inject failing devices this way).
-    pub fn add_device(mut self, d: Arc<dyn Device>) -> Self {
-        self.extra.push(d);
-        self
-    }
-
-    /// How long a search waits for a busy GPU before the CPU takes it (default 50 ms).
-    pub fn wait_limit(mut self, d: Duration) -> Self {
-        self.policy.wait_limit = d;
-        self
-    }
-
-    /// Whether the CPU may take searches that wanted a GPU (default true).
-    pub fn cpu_fallback(mut self, on: bool) -> Self {
-        self.policy.cpu_fallback = on;
-        self
-    }
-
-    /// The longest a search waits for a device before [`Error::NoDevice`] (default: no limit
-    /// but the search's deadline).
-    pub fn max_wait(mut self, d: Duration) -> Self {
-        self.policy.max_wait = Some(d);
-        self
-    }
-
-    /// How long a faulty device sits out before it is tried again (default 30 s).
-    pub fn reprobe_after(mut self, d: Duration) -> Self {
-        self.policy.reprobe_after = d;
-        self
-    }
-
-    /// Build the engine: the pool is created and devices are discovered here, once.
-    pub fn build(self) -> Result<Engine, Error> {
-        let threads = match self.threads {
-            Some(0) => return Err(Error::Config("threads must be at least 1".into())),
-            Some(n) => n,
-            None => cpu::default_threads()?,
-        };
-        let kernel = match self.kernel {
-            Some(k) => k,
-            None => CpuKernel::from_env()?.unwrap_or_else(CpuKernel::detect),
-        };
-        let cpu = Arc::new(CpuDevice::new(
-            PoolConfig {
-                threads,
-                pin: self.pin,
-            },
-            kernel,
-        )?);
-        let wants = |b: Backend| self.backends.as_ref().is_none_or(|l| l.contains(&b));
-        let mut discover = self.discover;
-        if std::env::var("CURLPOW_WGPU_LANES").is_ok_and(|v| v.trim() == "32") {
-            discover.force_32bit_lanes = true;
-        }
-        let mut devices: Vec<Arc<dyn Device>> = Vec::new();
-        if wants(Backend::Cpu) {
-            devices.push(cpu.clone());
-        }
-        let mut warnings = Vec::new();
-        #[cfg(feature = "opencl")]
-        if wants(Backend::Opencl) {
-            let d = crate::opencl::discover(&discover);
-            devices.extend(d.devices);
-            warnings.extend(d.warnings);
-        }
-        #[cfg(feature = "wgpu")]
-        if wants(Backend::Wgpu) {
-            let d = crate::webgpu::discover(&discover);
-            devices.extend(d.devices);
-            warnings.extend(d.warnings);
-        }
-        let _ = &discover;
-        devices.extend(self.extra);
-        let (devices, notes) = registry::dedupe(devices);
-        warnings.extend(notes);
-        let io = |e: std::io::Error| Error::Pool(format!("host threads: {e}"));
-        let runners = HostPool::new(devices.len().max(2), "curlpow-job").map_err(io)?;
-        let device_threads = (0..devices.len())
-            .map(|i| HostPool::new(1, &format!("curlpow-dev{i}")))
-            .collect::<std::io::Result<Vec<_>>>()
-            .map_err(io)?;
-        Ok(Engine {
-            inner: Arc::new(Inner {
-                cpu,
-                registry: Registry::new(devices, self.policy),
-                runners,
-                device_threads,
-                warnings,
-            }),
-        })
-    }
-}
-
 struct Inner {
     cpu: Arc<CpuDevice>,
     registry: Registry,
     /// Threads that run whole searches for `pow_many` (they may wait for a lease).
-    runners: HostPool,
+    runners: HostThreads,
     /// One thread per device for latency mode's extra devices (they never wait for a lease:
     /// the device is already leased when a job reaches them).
-    device_threads: Vec<HostPool>,
+    device_threads: Vec<HostThreads>,
     warnings: Vec<String>,
 }
 
@@ -331,6 +122,7 @@ impl std::fmt::Debug for Engine {
 
 /// What one device did in one search.
 struct DeviceRun {
+    /// The verified result, if this device's hit was the search's first.
     found: Option<Transaction>,
     nonces: u64,
     fault: Option<Error>,
@@ -386,7 +178,10 @@ impl Engine {
                     (Error::Timeout { elapsed, .. }, _) => Error::Timeout { elapsed, nonces },
                     (e, _) => e,
                 })?;
-            let ctl = Arc::new(SearchControl::new(opts.cancel.clone(), deadline));
+            let ctl = Arc::new(
+                SearchControl::new(opts.cancel.clone(), deadline)
+                    .with_max_threads(opts.cpu_threads),
+            );
             let runs = self.run_lease(&job, &lease.indices, &ctl);
             let indices = lease.indices.clone();
             drop(lease);
@@ -476,11 +271,13 @@ impl Engine {
         match r {
             Ok(out) => match out.hit.map(|h| job.verify(h)) {
                 Some(Some(tx)) => {
-                    ctl.set_found();
-                    reg.record(i, busy, true);
+                    // Only a verified hit stops the others, and only the first one counts: two
+                    // devices of a latency-mode search may both hit before either sees the flag.
+                    let first = ctl.set_found();
+                    reg.record(i, busy, first);
                     reg.healthy(i);
                     DeviceRun {
-                        found: Some(tx),
+                        found: first.then_some(tx),
                         nonces: out.nonces,
                         fault: None,
                     }

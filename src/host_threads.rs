@@ -11,12 +11,12 @@ use parking_lot::Mutex;
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
 /// A fixed set of threads running submitted jobs in FIFO order.
-pub(crate) struct HostPool {
+pub(crate) struct HostThreads {
     tx: Option<mpsc::Sender<Job>>,
     threads: Vec<JoinHandle<()>>,
 }
 
-impl HostPool {
+impl HostThreads {
     /// `n` threads named `name-i`.
     pub(crate) fn new(n: usize, name: &str) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel::<Job>();
@@ -36,7 +36,7 @@ impl HostPool {
                     })
             })
             .collect::<std::io::Result<Vec<_>>>()?;
-        Ok(HostPool {
+        Ok(HostThreads {
             tx: Some(tx),
             threads,
         })
@@ -51,7 +51,7 @@ impl HostPool {
     }
 }
 
-impl Drop for HostPool {
+impl Drop for HostThreads {
     fn drop(&mut self) {
         self.tx.take();
         let me = std::thread::current().id();

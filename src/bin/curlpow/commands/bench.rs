@@ -1,0 +1,60 @@
+//! `curlpow bench`: nonces per second on each selected device.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::engine_args::{build_engine, EngineArgs};
+use crate::exit::UsageError;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Seconds to run.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// One JSON object per line.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+pub fn run(a: BenchArgs) -> Result<ExitCode> {
+    if !(a.seconds.is_finite() && a.seconds > 0.0) {
+        return Err(UsageError(format!("--seconds {} must be positive", a.seconds)).into());
+    }
+    let mut ea = a.engine.clone();
+    if ea.backend.is_empty() && ea.device.is_empty() {
+        ea.backend.push("cpu".into());
+    }
+    let (engine, selection) = build_engine(&ea)?;
+    let devices = engine.select(&selection);
+    if devices.is_empty() {
+        return Err(UsageError("no device matches the selection".into()).into());
+    }
+    for info in devices {
+        let r = engine.bench(&info.id, Duration::from_secs_f64(a.seconds))?;
+        if a.json {
+            println!("{}", serde_json::to_string(&r)?);
+        } else {
+            println!(
+                "{:<12} {:<40} {:>10.3} M nonces/s  ({} nonces in {:.2} s{})",
+                r.device_id,
+                r.device,
+                r.nonces_per_second / 1e6,
+                r.nonces,
+                r.seconds,
+                r.kernel
+                    .as_deref()
+                    .map(|k| format!(", kernel {k}"))
+                    .unwrap_or_default()
+                    + &r.threads
+                        .map(|t| format!(", {t} threads"))
+                        .unwrap_or_default()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

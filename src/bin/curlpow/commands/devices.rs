@@ -1,0 +1,39 @@
+//! `curlpow devices`: every device of every compiled backend.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::engine_args::{build_engine, EngineArgs};
+
+#[derive(Args)]
+pub struct DevicesArgs {
+    /// JSON array of objects.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+pub fn run(a: DevicesArgs) -> Result<ExitCode> {
+    let mut ea = a.engine.clone();
+    ea.software = true;
+    ea.verbose = true;
+    let (engine, _) = build_engine(&ea)?;
+    let list = engine.device_report();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else {
+        for d in &list {
+            println!(
+                "{:<14} {:<7} {:<5} {}",
+                d.info.id,
+                d.info.backend.name(),
+                serde_json::to_value(d.info.kind)?.as_str().unwrap_or(""),
+                d.info.name
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

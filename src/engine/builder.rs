@@ -1,0 +1,165 @@
+//! [`EngineBuilder`]: the pool size, CPU kernel, backends and lease policy of an [`Engine`],
+//! fixed when it is built.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Engine, Inner};
+use crate::cpu::{self, CpuDevice, CpuKernel, PoolConfig};
+use crate::device::{Backend, Device, DiscoverOptions};
+use crate::error::Error;
+use crate::host_threads::HostThreads;
+use crate::registry::{self, Policy, Registry};
+
+/// Builds an [`Engine`].
+#[derive(Clone, Default)]
+pub struct EngineBuilder {
+    threads: Option<usize>,
+    kernel: Option<CpuKernel>,
+    pin: bool,
+    backends: Option<Vec<Backend>>,
+    discover: DiscoverOptions,
+    extra: Vec<Arc<dyn Device>>,
+    policy: Policy,
+}
+
+impl std::fmt::Debug for EngineBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineBuilder")
+            .field("threads", &self.threads)
+            .field("kernel", &self.kernel)
+            .field("backends", &self.backends)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EngineBuilder {
+    /// CPU pool size (default: `CURLPOW_THREADS`, else the available parallelism).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+
+    /// Force a CPU kernel (default: `CURLPOW_CPU_KERNEL`, else the fastest this CPU runs).
+    pub fn cpu_kernel(mut self, k: CpuKernel) -> Self {
+        self.kernel = Some(k);
+        self
+    }
+
+    /// Pin pool threads to cores (default off; gains nothing on most VMs).
+    pub fn pin_threads(mut self, pin: bool) -> Self {
+        self.pin = pin;
+        self
+    }
+
+    /// Discover only these backends (default: every compiled one). The CPU pool is always built;
+    /// leaving [`Backend::Cpu`] out only keeps it out of the device list.
+    pub fn backends(mut self, b: &[Backend]) -> Self {
+        self.backends = Some(b.to_vec());
+        self
+    }
+
+    /// Also use software drivers of GPU APIs (PoCL, lavapipe). Off by default.
+    pub fn include_software(mut self, on: bool) -> Self {
+        self.discover.include_software = on;
+        self
+    }
+
+    /// wgpu: force the 32-bit-lane kernel.
+    pub fn force_32bit_lanes(mut self, on: bool) -> Self {
+        self.discover.force_32bit_lanes = on;
+        self
+    }
+
+    /// Add a device of your own (tests inject failing devices this way).
+    pub fn add_device(mut self, d: Arc<dyn Device>) -> Self {
+        self.extra.push(d);
+        self
+    }
+
+    /// How long a search waits for a busy GPU before the CPU takes it (default 50 ms).
+    pub fn wait_limit(mut self, d: Duration) -> Self {
+        self.policy.wait_limit = d;
+        self
+    }
+
+    /// Whether the CPU may take searches that wanted a GPU (default true).
+    pub fn cpu_fallback(mut self, on: bool) -> Self {
+        self.policy.cpu_fallback = on;
+        self
+    }
+
+    /// The longest a search waits for a device before [`Error::NoDevice`] (default: no limit
+    /// but the search's deadline).
+    pub fn max_wait(mut self, d: Duration) -> Self {
+        self.policy.max_wait = Some(d);
+        self
+    }
+
+    /// How long a faulty device sits out before it is tried again (default 30 s).
+    pub fn reprobe_after(mut self, d: Duration) -> Self {
+        self.policy.reprobe_after = d;
+        self
+    }
+
+    /// Build the engine: the pool is created and devices are discovered here, once.
+    pub fn build(self) -> Result<Engine, Error> {
+        let threads = match self.threads {
+            Some(0) => return Err(Error::Config("threads must be at least 1".into())),
+            Some(n) => n,
+            None => cpu::default_threads()?,
+        };
+        let kernel = match self.kernel {
+            Some(k) => k,
+            None => CpuKernel::from_env()?.unwrap_or_else(CpuKernel::detect),
+        };
+        let cpu = Arc::new(CpuDevice::new(
+            PoolConfig {
+                threads,
+                pin: self.pin,
+            },
+            kernel,
+        )?);
+        let wants = |b: Backend| self.backends.as_ref().is_none_or(|l| l.contains(&b));
+        let mut discover = self.discover;
+        if std::env::var("CURLPOW_WGPU_LANES").is_ok_and(|v| v.trim() == "32") {
+            discover.force_32bit_lanes = true;
+        }
+        let mut devices: Vec<Arc<dyn Device>> = Vec::new();
+        if wants(Backend::Cpu) {
+            devices.push(cpu.clone());
+        }
+        let mut warnings = Vec::new();
+        #[cfg(feature = "opencl")]
+        if wants(Backend::Opencl) {
+            let d = crate::opencl::discover(&discover);
+            devices.extend(d.devices);
+            warnings.extend(d.warnings);
+        }
+        #[cfg(feature = "wgpu")]
+        if wants(Backend::Wgpu) {
+            let d = crate::webgpu::discover(&discover);
+            devices.extend(d.devices);
+            warnings.extend(d.warnings);
+        }
+        let _ = &discover;
+        devices.extend(self.extra);
+        let (devices, notes) = registry::dedupe(devices);
+        warnings.extend(notes);
+        let io = |e: std::io::Error| Error::Pool(format!("host threads: {e}"));
+        let runners = HostThreads::new(devices.len().max(2), "curlpow-job").map_err(io)?;
+        let device_threads = (0..devices.len())
+            .map(|i| HostThreads::new(1, &format!("curlpow-dev{i}")))
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(io)?;
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                cpu,
+                registry: Registry::new(devices, self.policy),
+                runners,
+                device_threads,
+                warnings,
+            }),
+        })
+    }
+}
