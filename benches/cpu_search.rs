@@ -17,7 +17,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use curlpow::search::SearchJob;
+use curlpow::device::SearchJob;
 use curlpow::{CpuKernel, Engine};
 
 #[path = "../tests/common/mod.rs"]

@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use curlpow::control::SearchControl;
+use curlpow::device::SearchControl;
+use curlpow::device::{CounterRange, Hit, SearchJob};
 use curlpow::device::{Device, DeviceInfo, SearchOutcome};
-use curlpow::search::{CounterRange, Hit, SearchJob, COUNTER_TRITS, LANE_TRITS, LAST_BLOCK};
+use curlpow::internal::search::{COUNTER_TRITS, LANE_TRITS, LAST_BLOCK};
 use curlpow::trits::read_balanced;
 use curlpow::{Backend, DeviceKind, Engine, Error, PowOptions, Selection, Transaction};
 
@@ -115,13 +116,12 @@ fn main() {
         let mut b = Engine::builder().threads(1).backends(&[Backend::Cpu]);
         for d in 0..k {
             b = b.add_device(Arc::new(SimGpu {
-                info: DeviceInfo {
-                    id: format!("sim:{d}"),
-                    backend: Backend::Opencl,
-                    name: format!("simulated GPU {d}"),
-                    kind: DeviceKind::Gpu,
-                    details: Default::default(),
-                },
+                info: DeviceInfo::new(
+                    format!("sim:{d}"),
+                    Backend::Custom,
+                    format!("simulated GPU {d}"),
+                    DeviceKind::Gpu,
+                ),
                 per_search,
                 known: known.clone(),
                 tried: AtomicU64::new(0),

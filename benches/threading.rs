@@ -12,10 +12,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use curlpow::control::{Counters, SearchControl, Worker};
 use curlpow::cpu::{CpuDevice, PoolConfig};
 use curlpow::device::Device;
-use curlpow::search::{CounterRange, SearchJob};
+use curlpow::device::SearchControl;
+use curlpow::device::{CounterRange, SearchJob};
+use curlpow::internal::{Counters, Worker};
 use curlpow::{CancelToken, CpuKernel, Engine, PowOptions};
 
 #[path = "../tests/common/mod.rs"]

@@ -9,10 +9,10 @@
 //   LOCAL_SIZE  work-group size the kernel is launched with (used when STATE_LOCAL is 1)
 //   FUSE        1: one round per pass over the state; 3 or 5: that many rounds fused per pass
 //
-// Encoding of one trit (domain.md): -1 -> (lo 1, hi 0), 0 -> (1, 1), +1 -> (0, 1).
+// Encoding of one trit (src/bitslice.rs): -1 -> (lo 1, hi 0), 0 -> (1, 1), +1 -> (0, 1).
 // S-box, 4 operations: lo' = a.hi ^ (~b.lo & a.lo); hi' = a.lo ^ (b.hi & lo').
 //
-// In-place, permuted state (shared/design/cpu-layout.md): one round's index walk
+// In-place, permuted state (the CPU kernels' layout, src/cpu/wavefront.rs): one round's index walk
 // I[k] = 364 k mod 729 visits every slot once, so the new trit of chain position k can overwrite
 // the slot of old logical trit I[k] (only slot I[0] is needed again, at the very end: it is kept
 // in registers). After a round logical trit j lives in slot (c * j) mod 729, c multiplied by 364
@@ -311,7 +311,8 @@ int lowest_lane(const W *w) {
 
 // The search: work-item `gid` tries counters base + gid * iters + i for i < iters (and only
 // those with gid * iters + i < limit), each over LANES lanes. The first hit anywhere claims
-// res[0] with an atomic and writes res[1..3] = counter low, counter high, lane.
+// res[0] with an atomic and writes res[1..3] = lane, counter low, counter high (the layout
+// every GPU backend shares).
 __kernel void curl_search(__global const char *mid, ulong base, uint iters, ulong limit,
                           uint mwm, __global volatile uint *res) {
     const ulong gid = get_global_id(0);
@@ -381,9 +382,9 @@ __kernel void curl_search(__global const char *mid, ulong base, uint iters, ulon
         const int lane = lowest_lane(&m);
         if (lane >= 0) {
             if (atomic_cmpxchg(&res[0], 0u, 1u) == 0u) {
-                res[1] = (uint)counter;
-                res[2] = (uint)(counter >> 32);
-                res[3] = (uint)lane;
+                res[1] = (uint)lane;
+                res[2] = (uint)counter;
+                res[3] = (uint)(counter >> 32);
             }
             return;
         }

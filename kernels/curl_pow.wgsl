@@ -17,7 +17,8 @@
 // trit i lives in slot (m * i) mod 729 for a multiplier m that each round (or pass) updates.
 // FUSE = 1: one round per pass, one load and one store per trit-round. FUSE = 3 (default):
 // three rounds fused per pass as a wavefront with register windows, a third of the traffic;
-// five extra side slots per invocation (734 in all).
+// side slots per invocation for the fused passes' wrap-around copies (21 at most, for five
+// fused rounds: 750 slots in all, `SLOTS`).
 //
 // Loop shape: llvmpipe caps one invocation at 65,535 loop iterations in total (and silently
 // computes garbage beyond). Loops are partially unrolled: a single-round transform is 81 * 92

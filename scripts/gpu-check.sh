@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# GPU check for curlpow on a lent device machine (NVIDIA H200: no Rust, no internet there).
+# GPU check for curlpow on a host with real GPUs (written for NVIDIA, e.g. an H200). The GPU host
+# needs neither a Rust toolchain nor internet access: build on another x86-64 Linux machine, copy
+# the repository with the prepared `target-carry/` folder to the GPU host, run this script from
+# the repository root there, and bring back the folder it writes.
 #
-# What it does, from the repository root, in well under 8 minutes:
+# What it does, in well under 8 minutes:
 #   1. makes the carried OpenCL ICD loader and Vulkan loader (and libglvnd, which NVIDIA's
 #      Vulkan driver library links) usable: unpacked into a temporary folder, never into /;
 #      finds NVIDIA's OpenCL library and Vulkan ICD json in the driver's folders (searched, not
@@ -12,10 +15,10 @@
 #   4. for the OpenCL GPUs, the bench of each kernel variant (CURLPOW_OPENCL_KERNEL), to choose
 #      the GPU default;
 #   and writes every output under $OUT (or ./gpu-check-out when OUT is unset): summary.txt,
-#   gpu-check.log, system.txt, devices.json, pow.txt, bench.jsonl (six files; the device tool
-#   returns at most eight), with the summary table printed last.
+#   gpu-check.log, system.txt, devices.json, pow.txt, bench.jsonl (six small files), with the
+#   summary table printed last.
 #
-# Prepare, on the development machine, from the repository root (x86-64 Linux):
+# Prepare, on the build machine, from the repository root (x86-64 Linux):
 #
 #   cargo build --release --features opencl,wgpu
 #   mkdir -p target-carry
@@ -23,15 +26,13 @@
 #   grep -qx '/target-carry/' .git/info/exclude || echo /target-carry/ >> .git/info/exclude
 #   (cd target-carry && apt-get download ocl-icd-libopencl1 libvulkan1 libglvnd0)
 #
-# (If the development machine is not amd64, download with
+# (If the build machine is not amd64, download with
 #  `-oAPT::Architecture=amd64 -oAPT::Architectures=amd64` after an `apt-get update` with the
 #  same options, and build the binary for x86_64-unknown-linux-gnu.)
 #
-# Run, with the device tool (the command runs in the repository root there):
+# Run, on the GPU host, from the repository root: `OUT=/some/folder bash scripts/gpu-check.sh`.
 #
-#   run(command="bash scripts/gpu-check.sh", carry=["target-carry"], timeout_s=540)
-#
-# Locally (no GPU), `GPU_CHECK_SOFTWARE=1 bash scripts/gpu-check.sh` runs the same steps on the
+# Without a GPU, `GPU_CHECK_SOFTWARE=1 bash scripts/gpu-check.sh` runs the same steps on the
 # software drivers (PoCL, lavapipe) with the system loaders, to check the script itself.
 #
 # Environment: CURLPOW_BIN (default target-carry/curlpow), CARRY_DIR (default target-carry),
@@ -148,8 +149,8 @@ if isinstance(devs, dict):
 soft = sys.argv[2] == "1"
 for d in devs:
     d = d.get("info", d)
-    b, kind = d.get("backend"), d.get("kind")
-    if b in ("opencl", "wgpu") and (kind in ("gpu", "accelerator") or (soft and kind == "cpu")):
+    b, kind, sw = d.get("backend"), d.get("kind"), d.get("software", False)
+    if b in ("opencl", "wgpu") and ((not sw and kind in ("gpu", "accelerator")) or (soft and sw)):
         print(b, d["id"], kind, d.get("name", "").replace(" ", "_"))
 EOF
 log "targets: $(wc -l <"$WORK/targets.txt")"

@@ -128,13 +128,7 @@ fn check_blocks(trits: &[Trit]) -> Result<(), Error> {
             expected: "a multiple of 243",
         });
     }
-    if let Some(index) = trits.iter().position(|t| !(-1..=1).contains(t)) {
-        return Err(Error::NotATrit {
-            index,
-            value: trits[index],
-        });
-    }
-    Ok(())
+    crate::trinary::check_trits(trits)
 }
 
 #[cfg(test)]

@@ -1,10 +1,26 @@
-//! The one interface every backend implements, and what a device says about itself.
+//! The one interface every backend implements, and what a device says about itself: all a
+//! device of your own needs ([`Device`], [`DeviceInfo`], the [`SearchJob`] it is given with its
+//! [`CounterRange`] and [`SearchControl`], the [`Hit`] it returns).
+//!
+//! # The nonce layout
+//! The nonce is trits 162..243 of the last 243-trit block. Every backend fills it the same way,
+//! so a hit is fully described by a [`Hit`] (a counter and a lane):
+//!
+//! | block trits | what |
+//! |---|---|
+//! | 162..168 | the lane number `l` (0..729) as balanced ternary of `l - 364` |
+//! | 168..210 | the 64-bit *counter* `n` as balanced ternary (42 trits) |
+//! | 210..243 | zero |
+//!
+//! One transform of a `W`-lane kernel tries lanes `0..W` for one counter. A device is given a
+//! [`CounterRange`] and gives each worker, work-item and launch its own counters out of it, so
+//! ranges are disjoint by construction; different devices get disjoint ranges too.
 
 use serde::Serialize;
 
-use crate::control::SearchControl;
+pub use crate::control::SearchControl;
 use crate::error::Error;
-use crate::search::{CounterRange, Hit, SearchJob};
+pub use crate::search::{CounterRange, Hit, SearchJob};
 
 /// A compute backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -17,6 +33,9 @@ pub enum Backend {
     Opencl,
     /// wgpu: Vulkan, Metal, DX12 (feature `wgpu`).
     Wgpu,
+    /// A device of the embedder's own, added with
+    /// [`EngineBuilder::add_device`](crate::EngineBuilder::add_device).
+    Custom,
 }
 
 impl Backend {
@@ -26,6 +45,7 @@ impl Backend {
             Backend::Cpu => "cpu",
             Backend::Opencl => "opencl",
             Backend::Wgpu => "wgpu",
+            Backend::Custom => "custom",
         }
     }
 
@@ -35,6 +55,7 @@ impl Backend {
             "cpu" => Some(Backend::Cpu),
             "opencl" | "ocl" => Some(Backend::Opencl),
             "wgpu" | "vulkan" => Some(Backend::Wgpu),
+            "custom" => Some(Backend::Custom),
             _ => None,
         }
     }
@@ -45,6 +66,7 @@ impl Backend {
             Backend::Cpu => true,
             Backend::Opencl => cfg!(feature = "opencl"),
             Backend::Wgpu => cfg!(feature = "wgpu"),
+            Backend::Custom => true,
         }
     }
 }
@@ -70,8 +92,18 @@ pub enum DeviceKind {
     Other,
 }
 
-/// A device as listed by `curlpow devices`.
+/// A device as listed by `curlpow devices`: the facts the engine reads are typed fields;
+/// `details` is for display only (the engine never reads it).
+///
+/// ```
+/// use curlpow::{Backend, DeviceInfo, DeviceKind};
+/// let info = DeviceInfo::new("mydev:0", Backend::Cpu, "my accelerator", DeviceKind::Accelerator)
+///     .with_lanes(64)
+///     .with_declared_speed(5e7);
+/// assert_eq!(info.declared_nonces_per_second, Some(5e7));
+/// ```
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct DeviceInfo {
     /// Stable id: `"cpu"`, `"opencl:P:D"`, `"wgpu:N"`.
     pub id: String,
@@ -81,8 +113,94 @@ pub struct DeviceInfo {
     pub name: String,
     /// The kind of hardware.
     pub kind: DeviceKind,
-    /// Backend details (platform, driver, compute units, memory, kernel, lanes, …).
+    /// A software driver of a GPU API running on the CPU (PoCL, lavapipe/llvmpipe): never
+    /// picked unless asked for.
+    pub software: bool,
+    /// The PCI vendor id (0x10de NVIDIA, 0x1002 AMD, 0x8086 Intel), where the driver says it.
+    /// With the name it identifies the same GPU seen through two APIs.
+    pub pci_vendor_id: Option<u32>,
+    /// The PCI bus address (`"0000:19:00.0"`, lowercase hex), where the driver says it: the
+    /// exact identity of a card.
+    pub pci_bus_id: Option<String>,
+    /// Nonces one transform of one work-item (or one CPU worker) tries.
+    pub lanes: usize,
+    /// The kernel variant (`avx512`, `u64x8`, `64-lane`, …).
+    pub kernel: String,
+    /// The backend's estimate of its speed in nonces per second, used to rank devices until
+    /// they have been measured.
+    pub declared_nonces_per_second: Option<f64>,
+    /// Backend details for display (platform, driver, compute units, memory, tuning, …).
     pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+impl DeviceInfo {
+    /// A description with no vendor id, one lane, no kernel name and no declared speed.
+    pub fn new(
+        id: impl Into<String>,
+        backend: Backend,
+        name: impl Into<String>,
+        kind: DeviceKind,
+    ) -> Self {
+        DeviceInfo {
+            id: id.into(),
+            backend,
+            name: name.into(),
+            kind,
+            software: false,
+            pci_vendor_id: None,
+            pci_bus_id: None,
+            lanes: 1,
+            kernel: String::new(),
+            declared_nonces_per_second: None,
+            details: serde_json::Map::new(),
+        }
+    }
+
+    /// Mark it as a software driver of a GPU API.
+    pub fn with_software(mut self, on: bool) -> Self {
+        self.software = on;
+        self
+    }
+
+    /// Set the PCI vendor id.
+    pub fn with_pci_vendor_id(mut self, id: u32) -> Self {
+        self.pci_vendor_id = Some(id);
+        self
+    }
+
+    /// Set the PCI bus address (`"0000:19:00.0"`).
+    pub fn with_pci_bus_id(mut self, id: impl Into<String>) -> Self {
+        self.pci_bus_id = Some(id.into());
+        self
+    }
+
+    /// Set the lanes per transform.
+    pub fn with_lanes(mut self, lanes: usize) -> Self {
+        self.lanes = lanes;
+        self
+    }
+
+    /// Set the kernel name.
+    pub fn with_kernel(mut self, kernel: impl Into<String>) -> Self {
+        self.kernel = kernel.into();
+        self
+    }
+
+    /// Set the declared speed in nonces per second.
+    pub fn with_declared_speed(mut self, nonces_per_second: f64) -> Self {
+        self.declared_nonces_per_second = Some(nonces_per_second);
+        self
+    }
+
+    /// Add a display detail.
+    pub fn with_detail(
+        mut self,
+        key: impl Into<String>,
+        value: impl Into<serde_json::Value>,
+    ) -> Self {
+        self.details.insert(key.into(), value.into());
+        self
+    }
 }
 
 /// The result of one device search.
@@ -102,7 +220,8 @@ pub trait Device: Send + Sync {
 
     /// Search the counters of `range` (see [`crate::search`] for the nonce layout) until a hit, or
     /// until `ctl` says stop. The returned hit is checked by the caller on the host; the device
-    /// need not verify it. Must return promptly (milliseconds) once `ctl` says stop.
+    /// need not verify it, and must not stop the search's other devices itself (the engine does
+    /// that once the hit is verified). Must return promptly (milliseconds) once `ctl` says stop.
     fn search(
         &self,
         job: &SearchJob,
@@ -112,6 +231,13 @@ pub trait Device: Send + Sync {
 
     /// Nonces tried on this device over its life (summed on read from per-worker counters).
     fn nonces_tried(&self) -> u64;
+
+    /// One-time setup (compile the kernel, open the session), done before the first search
+    /// starts its clock, so it never counts as search time. Idempotent; the default does
+    /// nothing.
+    fn prepare(&self) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// What GPU discovery may return.
@@ -120,9 +246,6 @@ pub struct DiscoverOptions {
     /// Also list software and CPU devices of GPU APIs (PoCL, lavapipe/llvmpipe). Off by default:
     /// on a GPU host they are never picked unless asked for; tests turn this on.
     pub include_software: bool,
-    /// wgpu: use the 32-bit-lane kernel even where the adapter offers 64-bit integers
-    /// (also `CURLPOW_WGPU_LANES=32`).
-    pub force_32bit_lanes: bool,
 }
 
 /// What a backend's discovery found: its devices, and what went wrong on the way (a driver that

@@ -25,7 +25,7 @@ pub enum TryteError {
 }
 
 /// Every error the library returns.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// Bad tryte input.
@@ -84,8 +84,8 @@ pub enum Error {
     /// A GPU backend failed (driver error, lost device, compile failure).
     #[error("{backend} device {device}: {message}")]
     Backend {
-        /// `"opencl"` or `"wgpu"`.
-        backend: &'static str,
+        /// The backend.
+        backend: crate::device::Backend,
         /// The device's id.
         device: String,
         /// What the driver said.

@@ -13,8 +13,8 @@
 //! The reference ([`crate::curl::transform`]) still checks every nonce; the tests compare the two
 //! on random states and every public vector.
 
+use crate::bitslice::{decode, encode};
 use crate::curl::{HASH_LEN, INDEX, ROUNDS, STATE_LEN};
-use crate::search::{bits_trit, trit_bits};
 use crate::trinary::Trit;
 
 /// Walk-order halves, one spare slot for the wrap-around pair.
@@ -65,7 +65,7 @@ pub fn transform(state: &mut [Trit; STATE_LEN]) {
     let mut rl: Half = [0; STATE_LEN + 1];
     let mut rh: Half = [0; STATE_LEN + 1];
     for k in 0..STATE_LEN {
-        let (l, h) = trit_bits(state[INDEX[k]]);
+        let (l, h) = encode(state[INDEX[k]]);
         lo[k] = l as u8;
         hi[k] = h as u8;
     }
@@ -73,7 +73,8 @@ pub fn transform(state: &mut [Trit; STATE_LEN]) {
         round(&mut lo, &mut hi, &mut rl, &mut rh);
     }
     for k in 0..STATE_LEN {
-        state[INDEX[k]] = bits_trit(lo[k] == 1, hi[k] == 1);
+        // The S-box never makes (0, 0) out of trits.
+        state[INDEX[k]] = decode(lo[k] == 1, hi[k] == 1).unwrap_or(0);
     }
 }
 

@@ -60,7 +60,7 @@ pub fn nonce_trits(lane: usize, n: u64) -> [Trit; 81] {
 /// The counter trits of a running search, incremented in place (balanced-ternary `+1`) so a
 /// kernel rewrites only the trits that changed.
 #[derive(Debug, Clone)]
-pub struct Counter {
+pub(crate) struct Counter {
     n: u64,
     trits: [Trit; 42],
 }
@@ -215,23 +215,6 @@ pub fn check_mwm(mwm: usize) -> Result<(), Error> {
     }
 }
 
-/// Bit-sliced encoding of one trit: `(low, high)`; -1 → (1, 0), 0 → (1, 1), +1 → (0, 1).
-#[inline]
-pub fn trit_bits(t: Trit) -> (bool, bool) {
-    (t != 1, t != -1)
-}
-
-/// Decode a bit-sliced `(low, high)` pair.
-#[inline]
-pub fn bits_trit(low: bool, high: bool) -> Trit {
-    match (low, high) {
-        (true, false) => -1,
-        (true, true) => 0,
-        (false, true) => 1,
-        (false, false) => panic!("(0, 0) is not a bit-sliced trit"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,13 +254,5 @@ mod tests {
         let a = r.part(0, 3);
         let b = r.part(1, 3);
         assert_eq!(a.start + a.len, b.start);
-    }
-
-    #[test]
-    fn encoding_round_trip() {
-        for t in -1..=1 {
-            let (l, h) = trit_bits(t);
-            assert_eq!(bits_trit(l, h), t);
-        }
     }
 }

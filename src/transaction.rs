@@ -133,12 +133,7 @@ impl Transaction {
                 expected: "8019",
             });
         }
-        if let Some(index) = trits.iter().position(|t| !(-1..=1).contains(t)) {
-            return Err(Error::NotATrit {
-                index,
-                value: trits[index],
-            });
-        }
+        trinary::check_trits(trits)?;
         let mut b = Box::new([0i8; TRANSACTION_TRITS]);
         b.copy_from_slice(trits);
         Ok(Transaction { trits: b })
@@ -173,12 +168,7 @@ impl Transaction {
                 expected: "the field's length",
             });
         }
-        if let Some(index) = value.iter().position(|t| !(-1..=1).contains(t)) {
-            return Err(Error::NotATrit {
-                index,
-                value: value[index],
-            });
-        }
+        trinary::check_trits(value)?;
         self.trits[r].copy_from_slice(value);
         Ok(())
     }

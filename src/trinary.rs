@@ -83,16 +83,22 @@ pub fn trits_to_trytes(trits: &[Trit]) -> Result<String, Error> {
         });
     }
     let mut s = String::with_capacity(trits.len() / 3);
-    for (i, c) in trits.chunks_exact(3).enumerate() {
-        if let Some(pos) = c.iter().position(|t| !(-1..=1).contains(t)) {
-            return Err(Error::NotATrit {
-                index: i * 3 + pos,
-                value: c[pos],
-            });
-        }
+    check_trits(trits)?;
+    for c in trits.chunks_exact(3) {
         s.push(tryte_char(c[0] + 3 * c[1] + 9 * c[2]) as char);
     }
     Ok(s)
+}
+
+/// An error naming the first value that is not -1, 0 or 1 (its index in `trits`).
+pub fn check_trits(trits: &[Trit]) -> Result<(), Error> {
+    match trits.iter().position(|t| !(-1..=1).contains(t)) {
+        Some(index) => Err(Error::NotATrit {
+            index,
+            value: trits[index],
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Write `value` in balanced ternary into `out`, least significant trit first.

@@ -81,8 +81,13 @@ fn attach_to_tangle_bundle_hashes() {
     }
 }
 
+/// The CPU alone: these tests mean the CPU search, whatever GPUs the host has.
 fn engine() -> Engine {
-    Engine::builder().threads(2).build().unwrap()
+    Engine::builder()
+        .threads(2)
+        .backends(&[curlpow::Backend::Cpu])
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -155,8 +160,13 @@ fn os_threads() -> usize {
         .unwrap_or(0)
 }
 
+/// Runs alone in a child process: the thread count of the process is only this test's when no
+/// other test builds engines at the same time.
 #[test]
 fn many_callers_share_one_pool() {
+    if !common::run_alone("many_callers_share_one_pool") {
+        return;
+    }
     let e = Arc::new(engine());
     // Warm up: the pool exists from build(); one search so every lazy thing is made.
     e.pow(&common::random_tx(99), 3).unwrap();
@@ -277,6 +287,7 @@ fn pinned_pool_searches() {
     let e = Engine::builder()
         .threads(2)
         .pin_threads(true)
+        .backends(&[curlpow::Backend::Cpu])
         .build()
         .unwrap();
     let tx = common::random_tx(77);

@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use curlpow::search::{CounterRange, SearchJob};
+use curlpow::device::{CounterRange, SearchJob};
 use curlpow::{CpuKernel, Engine, Transaction, STATE_LEN};
 
 /// The kernels to test; prints a line for each one skipped.
@@ -78,10 +78,12 @@ fn public_vectors_through_the_kernel_transform() {
     }
 }
 
+/// The CPU alone, with kernel `k`: on a host with a GPU the searches must still run here.
 fn engine(k: CpuKernel, threads: usize) -> Engine {
     Engine::builder()
         .threads(threads)
         .cpu_kernel(k)
+        .backends(&[curlpow::Backend::Cpu])
         .build()
         .unwrap()
 }
@@ -127,7 +129,7 @@ fn hits_verify_and_are_the_lowest_lane() {
         let lane = (curlpow::trits::read_balanced(&nonce[..6]) + 364) as usize;
         let counter = curlpow::trits::read_balanced(&nonce[6..48]) as u64;
         for l in 0..lane {
-            let hit = curlpow::search::Hit { counter, lane: l };
+            let hit = curlpow::device::Hit { counter, lane: l };
             assert!(
                 job.verify(hit).is_none(),
                 "{k}: lane {l} below {lane} also hits"
@@ -238,9 +240,9 @@ fn rates() {
             let job = SearchJob::new(&tx, mwm).unwrap();
             let mut best = f64::MAX;
             for _ in 0..3 {
-                let ctl = curlpow::control::SearchControl::new(None, None);
-                let counters = curlpow::control::Counters::new(1);
-                let mut w = curlpow::control::Worker::new(&ctl, &counters, 0);
+                let ctl = curlpow::device::SearchControl::new(None, None);
+                let counters = curlpow::internal::Counters::new(1);
+                let mut w = curlpow::internal::Worker::new(&ctl, &counters, 0);
                 let range = CounterRange {
                     start: 0,
                     len: n as u64,

@@ -12,16 +12,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use curlpow::control::SearchControl;
+use curlpow::device::SearchControl;
+use curlpow::device::{CounterRange, SearchJob};
 use curlpow::device::{Device, DiscoverOptions};
-use curlpow::opencl::{discover_opencl, KernelConfig, OpenClDevice};
-use curlpow::search::{CounterRange, SearchJob};
+use curlpow::internal::opencl::{discover_opencl, KernelConfig, OpenClDevice};
 use curlpow::{Backend, CancelToken, DeviceKind, STATE_LEN};
 
 fn software() -> DiscoverOptions {
     DiscoverOptions {
         include_software: true,
-        ..Default::default()
     }
 }
 
@@ -44,6 +43,12 @@ fn device(cfg: Option<KernelConfig>) -> Option<Arc<OpenClDevice>> {
     }
 }
 
+/// A kernel variant by name; a name that does not parse fails the test (it must never quietly
+/// test the default instead).
+fn kc(name: &str) -> Option<KernelConfig> {
+    Some(KernelConfig::parse(name).unwrap_or_else(|| panic!("{name:?} is not a kernel variant")))
+}
+
 /// The kernel variants every correctness test runs on.
 fn variants() -> Vec<Option<KernelConfig>> {
     vec![
@@ -51,11 +56,11 @@ fn variants() -> Vec<Option<KernelConfig>> {
         Some(KernelConfig::U32),
         Some(KernelConfig::U64),
         Some(KernelConfig::U64X8),
-        KernelConfig::parse("u32:local"),
-        KernelConfig::parse("u64x8-f1"),
-        KernelConfig::parse("u32-f1:local"),
-        KernelConfig::parse("u32-f5"),
-        KernelConfig::parse("u64x8-f5"),
+        kc("u32:local"),
+        kc("u64x8-f1"),
+        kc("u32-f1:local"),
+        kc("u32-f5"),
+        kc("u64x8-f5"),
     ]
 }
 
@@ -249,14 +254,16 @@ fn discovery_lists_software_devices_only_on_request() {
             "compute_units",
             "global_mem_bytes",
             "max_work_group_size",
-            "kernel",
-            "lanes",
         ] {
             assert!(info.details.contains_key(key), "{}: no {key}", info.id);
         }
+        assert_eq!(info.lanes, d.lanes());
+        assert_eq!(info.kernel, d.kernel().name());
+        assert!(info.declared_nonces_per_second.is_some());
+        assert_eq!(info.software, info.kind == DeviceKind::Cpu);
     }
     // The engine-facing entry point returns the same devices.
-    let dynamic = curlpow::opencl::discover(&software());
+    let dynamic = curlpow::internal::opencl::discover(&software());
     assert_eq!(dynamic.devices.len(), all.devices.len());
     common::gpu_available("opencl", !all.devices.is_empty());
 }
@@ -295,7 +302,7 @@ fn no_driver_means_no_devices_at_once() {
         assert!(found.devices.is_empty(), "found devices with no driver");
         assert!(!found.warnings.is_empty(), "no warning");
         assert!(took < Duration::from_millis(100), "discovery took {took:?}");
-        let engine_view = curlpow::opencl::discover(&software());
+        let engine_view = curlpow::internal::opencl::discover(&software());
         assert!(engine_view.devices.is_empty() && !engine_view.warnings.is_empty());
         println!("child: {took:?}, {:?}", found.warnings);
         return;
@@ -370,7 +377,7 @@ fn bench_opencl_hashrate() {
         "u32:local",
     ];
     for name in names {
-        let Some(dev) = device(KernelConfig::parse(name)) else {
+        let Some(dev) = device(kc(name)) else {
             return;
         };
         let t = Instant::now();

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use curlpow::control::SearchControl;
 use curlpow::cpu::{CpuDevice, PoolConfig};
+use curlpow::device::SearchControl;
+use curlpow::device::{CounterRange, Hit, SearchJob};
 use curlpow::device::{Device, DeviceInfo, SearchOutcome};
-use curlpow::search::{CounterRange, Hit, SearchJob};
 use curlpow::{
     Backend, CancelToken, CpuKernel, DeviceKind, Engine, EngineBuilder, Error, PowOptions,
     Selection,
@@ -24,6 +24,8 @@ enum Mode {
     Fails,
     /// Returns a nonce the host check must reject.
     Lies,
+    /// Finds nothing and returns only when the search is stopped.
+    Hangs,
 }
 
 struct TestDevice {
@@ -37,14 +39,20 @@ struct TestDevice {
 
 impl TestDevice {
     fn new(id: &str, mode: Mode) -> Arc<Self> {
+        Self::with_speed(id, mode, 1e9)
+    }
+
+    /// A test device declaring `speed` nonces per second.
+    fn with_speed(id: &str, mode: Mode, speed: f64) -> Arc<Self> {
         Arc::new(TestDevice {
-            info: DeviceInfo {
-                id: id.into(),
-                backend: Backend::Opencl,
-                name: format!("test device {id}"),
-                kind: DeviceKind::Gpu,
-                details: Default::default(),
-            },
+            info: DeviceInfo::new(
+                id,
+                Backend::Opencl,
+                format!("test device {id}"),
+                DeviceKind::Gpu,
+            )
+            .with_lanes(64)
+            .with_declared_speed(speed),
             inner: CpuDevice::new(
                 PoolConfig {
                     threads: 1,
@@ -75,10 +83,19 @@ impl Device for TestDevice {
         match self.mode {
             Mode::Works => self.inner.search(job, range, ctl),
             Mode::Fails => Err(Error::Backend {
-                backend: "opencl",
+                backend: Backend::Opencl,
                 device: self.info.id.clone(),
                 message: "CL_OUT_OF_RESOURCES (injected)".into(),
             }),
+            Mode::Hangs => {
+                while !ctl.should_stop() {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Ok(SearchOutcome {
+                    hit: None,
+                    nonces: 0,
+                })
+            }
             Mode::Lies => Ok(SearchOutcome {
                 hit: Some(Hit {
                     counter: 12345,
@@ -167,35 +184,109 @@ fn unhealthy_devices_are_probed_again() {
     assert_eq!(stats(&e, "bad:0").errors, 2);
 }
 
+/// A GPU busy with a search that will take long: a new search does not wait for it when the
+/// free CPU is expected to finish first.
 #[test]
-fn busy_gpu_falls_back_to_the_cpu_after_the_wait_limit() {
+fn a_busy_gpu_with_a_long_search_leaves_new_work_to_the_cpu() {
     let gpu = TestDevice::new("gpu:0", Mode::Works);
     let e = builder()
         .add_device(gpu)
-        .wait_limit(Duration::from_millis(150))
+        .wait_limit(Duration::from_secs(60))
         .build()
         .unwrap();
-    // Occupy the GPU with a long search.
     let e2 = e.clone();
+    let stop = CancelToken::new();
+    let stop2 = stop.clone();
     let hog = std::thread::spawn(move || {
         let only_gpu = PowOptions::mwm(100)
-            .timeout(Duration::from_millis(1500))
+            .timeout(Duration::from_secs(20))
+            .cancel(stop2)
             .selection(Selection {
                 devices: vec!["gpu:0".into()],
                 ..Default::default()
             });
         e2.pow_with(&common::random_tx(4), &only_gpu)
     });
-    std::thread::sleep(Duration::from_millis(100));
     let t0 = Instant::now();
+    while stats(&e, "gpu:0").nonces == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the hog never started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The GPU is busy with an MWM 100 search: the CPU, free, takes an MWM 4 search at once,
+    // far inside the 60 s wait limit.
     let r = e.pow(&common::random_tx(5), 4).unwrap();
+    assert_eq!(r.report.device, "cpu");
+    assert!(!hog.is_finished(), "the hog is still searching");
+    assert!(r.report.elapsed < Duration::from_secs(20));
+    stop.cancel();
+    assert!(matches!(hog.join().unwrap(), Err(Error::Cancelled { .. })));
+}
+
+/// When the estimate says to wait for a faster device but that device does not deliver (here:
+/// it hangs until stopped), the search stops waiting after the wait limit and takes the free
+/// CPU.
+#[test]
+fn a_stalled_fast_device_is_given_up_after_the_wait_limit() {
+    let gpu = TestDevice::new("gpu:0", Mode::Hangs);
+    let e = builder()
+        .add_device(gpu.clone())
+        .wait_limit(Duration::from_millis(150))
+        .build()
+        .unwrap();
+    // The hanging GPU is declared 25x faster than the CPU and is busy with an MWM 12 search
+    // (until its 3 s timeout): for another MWM 12 search, waiting for it looks better (about
+    // 5 ms) than the CPU (about 13 ms).
+    let e2 = e.clone();
+    let hog = std::thread::spawn(move || {
+        let only_gpu = PowOptions::mwm(12)
+            .timeout(Duration::from_secs(3))
+            .selection(Selection {
+                devices: vec!["gpu:0".into()],
+                ..Default::default()
+            });
+        e2.pow_with(&common::random_tx(6), &only_gpu)
+    });
+    let t0 = Instant::now();
+    while gpu.calls.load(Ordering::Relaxed) == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the hog never started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let t0 = Instant::now();
+    let r = e.pow(&common::random_tx(7), 12).unwrap();
     let waited = t0.elapsed();
     assert_eq!(r.report.device, "cpu");
     assert!(
         waited >= Duration::from_millis(140),
-        "took the CPU after {waited:?}"
+        "took the CPU after {waited:?}, before the wait limit"
     );
     assert!(matches!(hog.join().unwrap(), Err(Error::Timeout { .. })));
+}
+
+/// Two devices of unequal speed: the faster one takes every search while it is free.
+#[test]
+fn the_faster_free_device_is_taken() {
+    let fast = TestDevice::with_speed("fast:0", Mode::Works, 1e9);
+    let slow = TestDevice::with_speed("slow:0", Mode::Works, 1e7);
+    let e = Engine::builder()
+        .threads(1)
+        .backends(&[])
+        .add_device(slow.clone())
+        .add_device(fast.clone())
+        .build()
+        .unwrap();
+    for i in 0..50 {
+        let tx = common::random_tx(300 + i);
+        let r = e.pow(&tx, 4).unwrap();
+        common::assert_valid_pow(&tx, &r.transaction, 4);
+    }
+    assert_eq!(fast.calls.load(Ordering::Relaxed), 50);
+    assert_eq!(slow.calls.load(Ordering::Relaxed), 0);
 }
 
 #[test]
@@ -401,17 +492,32 @@ fn waiters_are_served_first_come_first_served() {
             )
         })
     };
-    std::thread::sleep(Duration::from_millis(50));
+    let t0 = Instant::now();
+    while gpu.calls.load(Ordering::Relaxed) == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the hog never started"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // Each waiter is queued before the next one starts: arrival order by construction.
     let waiters: Vec<_> = (1..=4usize)
         .map(|mwm| {
-            let (e, sel) = (e.clone(), only_gpu.clone());
+            let (e2, sel) = (e.clone(), only_gpu.clone());
             let h = std::thread::spawn(move || {
-                e.pow_with(
+                e2.pow_with(
                     &common::random_tx(40 + mwm as u64),
                     &PowOptions::mwm(mwm).selection(sel),
                 )
             });
-            std::thread::sleep(Duration::from_millis(40));
+            let t0 = Instant::now();
+            while e.queued_searches() < mwm {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(30),
+                    "waiter {mwm} never queued"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
             h
         })
         .collect();

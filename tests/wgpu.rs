@@ -12,19 +12,18 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use curlpow::control::SearchControl;
+use curlpow::device::SearchControl;
+use curlpow::device::{CounterRange, SearchJob};
 use curlpow::device::{Device, DiscoverOptions};
-use curlpow::search::{CounterRange, SearchJob};
-use curlpow::webgpu::{discover_wgpu, Tuning, WgpuDevice};
+use curlpow::internal::wgpu::{discover_wgpu, Tuning, WgpuDevice};
 use curlpow::{Backend, CancelToken, DeviceKind, Transaction, STATE_LEN};
 
 /// Lane width and tuning of one kernel variant (`None`: the adapter's defaults).
 type Variant = (bool, Option<Tuning>);
 
-fn software(force32: bool) -> DiscoverOptions {
+fn software() -> DiscoverOptions {
     DiscoverOptions {
         include_software: true,
-        force_32bit_lanes: force32,
     }
 }
 
@@ -58,7 +57,7 @@ fn device(variant: Variant) -> Option<Arc<WgpuDevice>> {
         .unwrap()
         .entry(key)
         .or_insert_with(|| {
-            let found = discover_wgpu(&software(variant.0), variant.1);
+            let found = discover_wgpu(&software(), variant.1, variant.0);
             for w in &found.warnings {
                 eprintln!("wgpu discovery: {w}");
             }
@@ -255,7 +254,8 @@ fn software_loop_cap_clamp_is_correct() {
     let t = dev.tuning().transforms_per_invocation;
     assert_eq!(t, 7);
     assert!(
-        t * curlpow::webgpu::LOOP_ITERATIONS_PER_TRANSFORM < curlpow::webgpu::SOFTWARE_LOOP_CAP
+        t * curlpow::internal::wgpu::LOOP_ITERATIONS_PER_TRANSFORM
+            < curlpow::internal::wgpu::SOFTWARE_LOOP_CAP
     );
     for mwm in [4, 7, 8] {
         search_valid(
@@ -363,7 +363,6 @@ fn dispatch_size_adapts_to_the_target() {
     assert!(n >= dev.tuning().workgroup_size, "{n} invocations");
     assert!(n <= dev.tuning().max_invocations, "{n} invocations");
     assert_eq!(n % dev.tuning().workgroup_size, 0);
-    assert!(dev.first_dispatch_time().is_some());
 }
 
 #[test]
@@ -390,37 +389,44 @@ fn device_info_is_complete() {
     ] {
         assert!(info.details.contains_key(key), "missing {key}");
     }
+    assert_eq!(info.lanes, dev.lanes());
+    assert_eq!(info.kernel, format!("{}-lane", dev.lanes()));
+    assert!(info.declared_nonces_per_second.is_some());
     if dev.is_software() {
+        assert!(info.software);
         assert_eq!(info.kind, DeviceKind::Cpu);
         assert_eq!(info.details["device_type"], "cpu");
+    } else {
+        assert!(
+            info.pci_vendor_id.is_some(),
+            "a hardware adapter has a vendor id"
+        );
     }
 }
 
 #[test]
 fn discovery_without_software_never_returns_llvmpipe() {
     let _serial = serial();
-    let found = curlpow::webgpu::discover(&DiscoverOptions::default());
+    let found = curlpow::internal::wgpu::discover(&DiscoverOptions::default(), false);
     for d in &found.devices {
+        assert!(!d.info().software, "{}", d.info().name);
         assert_ne!(d.info().kind, DeviceKind::Cpu, "{}", d.info().name);
         assert!(!d.info().name.to_lowercase().contains("llvmpipe"));
     }
     // A skipped software adapter is said, not hidden.
-    let lavapipe = curlpow::webgpu::discover_wgpu(&software(false), None)
+    let lavapipe = curlpow::internal::wgpu::discover_wgpu(&software(), None, false)
         .devices
         .iter()
         .any(|d| d.is_software());
     if lavapipe {
         assert!(
-            found
-                .warnings
-                .iter()
-                .any(|w| w.contains("software adapter")),
+            found.warnings.iter().any(|w| w.contains("software driver")),
             "{:?}",
             found.warnings
         );
     }
     // With software adapters, lavapipe (where installed) is listed after every GPU.
-    let all = curlpow::webgpu::discover(&software(false));
+    let all = curlpow::internal::wgpu::discover(&software(), false);
     let kinds: Vec<DeviceKind> = all.devices.iter().map(|d| d.info().kind).collect();
     if let Some(first_cpu) = kinds.iter().position(|k| *k == DeviceKind::Cpu) {
         assert!(kinds[first_cpu..].iter().all(|k| *k == DeviceKind::Cpu));
@@ -457,7 +463,7 @@ fn bench_hashrate() {
                 ..d
             }
         });
-        let found = discover_wgpu(&software(force32), tuning);
+        let found = discover_wgpu(&software(), tuning, force32);
         let open = t0.elapsed();
         let Some(dev) = found.devices.into_iter().next() else {
             common::gpu_available("wgpu", false);
@@ -467,20 +473,18 @@ fn bench_hashrate() {
         // Warm-up: the first dispatch compiles; then the dispatch size settles.
         let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_secs(1)));
         dev.search(&job, CounterRange::ALL, &ctl).unwrap();
-        let first = dev.first_dispatch_time().unwrap_or_default();
         let start = Instant::now();
         let ctl = SearchControl::new(None, Some(start + Duration::from_secs_f64(secs)));
         let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
         let took = start.elapsed().as_secs_f64();
         println!(
-            "wgpu bench: {} ({}), {}-bit lanes: {:.3} M nonces/s over {:.1} s; discover+open {:.0} ms, first dispatch {:.0} ms, dispatch {} invocations x {} transforms, fuse {}",
+            "wgpu bench: {} ({}), {}-bit lanes: {:.3} M nonces/s over {:.1} s; discover+open (compile included) {:.0} ms, dispatch {} invocations x {} transforms, fuse {}",
             dev.info().name,
             dev.info().details["driver_info"],
             dev.lanes(),
             out.nonces as f64 / took / 1e6,
             took,
             open.as_secs_f64() * 1e3,
-            first.as_secs_f64() * 1e3,
             dev.dispatch_invocations(),
             dev.tuning().transforms_per_invocation,
             dev.tuning().fuse,

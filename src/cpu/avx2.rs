@@ -14,7 +14,7 @@ const WORDS: usize = LANES / 64;
 /// The pass sequence: 27 passes of three fused rounds.
 static PLAN: Plan<27> = super::wavefront::FUSED3;
 
-/// One trit of all 256 lanes, bit-sliced (encoding in [`crate::search::trit_bits`]).
+/// One trit of all 256 lanes, bit-sliced (encoding in [`crate::bitslice::encode`]).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Trit {
@@ -35,7 +35,7 @@ fn sbox(a: Trit, b: Trit) -> Trit {
 #[target_feature(enable = "avx2")]
 #[inline]
 fn splat(t: i8) -> Trit {
-    let (l, h) = crate::search::trit_bits(t);
+    let (l, h) = crate::bitslice::encode(t);
     Trit {
         lo: _mm256_set1_epi64x(-i64::from(l)),
         hi: _mm256_set1_epi64x(-i64::from(h)),

@@ -19,7 +19,7 @@ const WORDS: usize = LANES / 64;
 /// The pass sequence: 20 passes of four fused rounds, then one single round.
 static PLAN: Plan<21> = super::wavefront::FUSED4;
 
-/// One trit of all 512 lanes, bit-sliced (encoding in [`crate::search::trit_bits`]).
+/// One trit of all 512 lanes, bit-sliced (encoding in [`crate::bitslice::encode`]).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Trit {
@@ -65,7 +65,7 @@ fn sbox(a: Trit, b: Trit) -> Trit {
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn splat(t: i8) -> Trit {
-    let (l, h) = crate::search::trit_bits(t);
+    let (l, h) = crate::bitslice::encode(t);
     Trit {
         lo: _mm512_set1_epi64(-i64::from(l)),
         hi: _mm512_set1_epi64(-i64::from(h)),

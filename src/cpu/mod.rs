@@ -7,7 +7,7 @@ mod avx2;
 mod avx512;
 mod platform;
 mod pool;
-pub mod portable;
+mod portable;
 #[cfg(target_arch = "x86_64")]
 mod wavefront;
 
@@ -49,18 +49,12 @@ impl CpuDevice {
         kernel.check()?;
         let threads = pool.threads.max(1);
         let p = pool::build(PoolConfig { threads, ..pool })?;
-        let mut details = serde_json::Map::new();
-        details.insert("kernel".into(), kernel.name().into());
-        details.insert("lanes".into(), kernel.lanes().into());
-        details.insert("threads".into(), threads.into());
-        details.insert("pinned".into(), pool.pin.into());
-        let info = DeviceInfo {
-            id: "cpu".into(),
-            backend: Backend::Cpu,
-            name: cpu_name(),
-            kind: DeviceKind::Cpu,
-            details,
-        };
+        let info = DeviceInfo::new("cpu", Backend::Cpu, cpu_name(), DeviceKind::Cpu)
+            .with_lanes(kernel.lanes())
+            .with_kernel(kernel.name())
+            .with_declared_speed(threads as f64 * kernel.estimated_rate_per_thread())
+            .with_detail("threads", threads)
+            .with_detail("pinned", pool.pin);
         Ok(CpuDevice {
             pool: p,
             threads,

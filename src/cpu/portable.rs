@@ -1,34 +1,28 @@
 //! The portable 64-lane kernel: one `u64` per trit half, double-buffered, the 4-operation S-box.
 //! It runs on every CPU and is the reference the SIMD kernels are tested against.
 
+use crate::bitslice::{self, BadTrit, Planes};
 use crate::control::Worker;
 use crate::curl::{HASH_LEN, INDEX, ROUNDS, STATE_LEN};
-use crate::search::{trit_bits, CounterRange, Hit, SearchJob, COUNTER_TRITS, LANE_TRITS};
+use crate::search::{
+    Counter, CounterRange, Hit, SearchJob, COUNTER_TRITS, LANE_TRITS, NONCE_OFFSET,
+};
 
 /// Nonces per transform.
 pub const LANES: usize = 64;
 
 /// A bit-sliced 64-lane state: `lo[i]`, `hi[i]` hold trit `i` of every lane.
 #[derive(Clone)]
-pub struct State {
+pub(crate) struct State {
     /// Low halves.
     pub lo: [u64; STATE_LEN],
     /// High halves.
     pub hi: [u64; STATE_LEN],
 }
 
-#[inline(always)]
-fn splat(b: bool) -> u64 {
-    if b {
-        !0
-    } else {
-        0
-    }
-}
-
 impl State {
     /// Every lane holds `trits`.
-    pub fn broadcast(trits: &[i8; STATE_LEN]) -> Self {
+    pub(crate) fn broadcast(trits: &[i8; STATE_LEN]) -> Self {
         let mut s = State {
             lo: [0; STATE_LEN],
             hi: [0; STATE_LEN],
@@ -42,24 +36,24 @@ impl State {
     /// Set trit `i` of every lane to `t`.
     #[inline]
     pub fn set_all(&mut self, i: usize, t: i8) {
-        let (l, h) = trit_bits(t);
-        self.lo[i] = splat(l);
-        self.hi[i] = splat(h);
+        (self.lo[i], self.hi[i]) = bitslice::splat(t, 64);
     }
 
     /// Write each lane's number into the lane trits (lane `l` of this state is lane `l` of the
     /// nonce layout).
     pub fn set_lane_numbers(&mut self) {
-        for lane in 0..LANES {
-            let lt = crate::search::lane_trits(lane);
-            for (j, &t) in lt.iter().enumerate() {
-                let (l, h) = trit_bits(t);
-                let i = LANE_TRITS.start + j;
-                let bit = 1u64 << lane;
-                self.lo[i] = (self.lo[i] & !bit) | if l { bit } else { 0 };
-                self.hi[i] = (self.hi[i] & !bit) | if h { bit } else { 0 };
-            }
+        for (j, (lo, hi)) in bitslice::lane_number_words::<1>().into_iter().enumerate() {
+            self.lo[LANE_TRITS.start + j] = lo[0];
+            self.hi[LANE_TRITS.start + j] = hi[0];
         }
+    }
+
+    /// The first `len` trits of every lane.
+    fn planes(&self, start: usize, len: usize) -> Planes {
+        let mut p = Planes::zeros(len, 1, 64);
+        p.lo.copy_from_slice(&self.lo[start..start + len]);
+        p.hi.copy_from_slice(&self.hi[start..start + len]);
+        p
     }
 
     /// Lanes whose last `mwm` hash trits are all zero (bit k = lane k).
@@ -74,7 +68,7 @@ impl State {
 }
 
 /// The 81-round transform of a 64-lane state, using `scratch` as the second buffer.
-pub fn transform(s: &mut State, scratch: &mut State) {
+pub(crate) fn transform(s: &mut State, scratch: &mut State) {
     for _ in 0..ROUNDS {
         std::mem::swap(s, scratch);
         let (olo, ohi) = (&scratch.lo, &scratch.hi);
@@ -92,7 +86,7 @@ pub fn transform(s: &mut State, scratch: &mut State) {
 pub fn search(job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Option<Hit> {
     let mut template = State::broadcast(job.state());
     template.set_lane_numbers();
-    let mut counter = crate::search::Counter::new(range.start);
+    let mut counter = Counter::new(range.start);
     for (j, &t) in counter.trits().iter().enumerate() {
         template.set_all(COUNTER_TRITS.start + j, t);
     }
@@ -128,10 +122,10 @@ pub(crate) fn placed_nonces(
     job: &SearchJob,
     range: CounterRange,
     transforms: usize,
-) -> Vec<[i8; 81]> {
+) -> Result<Vec<[i8; 81]>, BadTrit> {
     let mut template = State::broadcast(job.state());
     template.set_lane_numbers();
-    let mut counter = crate::search::Counter::new(range.start);
+    let mut counter = Counter::new(range.start);
     for (j, &t) in counter.trits().iter().enumerate() {
         template.set_all(COUNTER_TRITS.start + j, t);
     }
@@ -143,19 +137,24 @@ pub(crate) fn placed_nonces(
                 template.set_all(COUNTER_TRITS.start + j, counter.trits()[j]);
             }
         }
-        for k in 0..LANES {
-            let mut nonce = [0i8; 81];
-            for (j, t) in nonce.iter_mut().enumerate() {
-                let i = crate::search::NONCE_OFFSET + j;
-                *t = crate::search::bits_trit(
-                    (template.lo[i] >> k) & 1 == 1,
-                    (template.hi[i] >> k) & 1 == 1,
-                );
-            }
-            out.push(nonce);
-        }
+        out.extend(template.planes(NONCE_OFFSET, 81).to_states::<81>(LANES)?);
     }
-    out
+    Ok(out)
+}
+
+/// Test hook: the transform of up to 64 states per pass, lane `k` = `states[k]`.
+pub(crate) fn transform_states(states: &mut [[i8; STATE_LEN]]) -> Result<(), BadTrit> {
+    for chunk in states.chunks_mut(LANES) {
+        let p = Planes::from_states(chunk, 1, 64);
+        let mut s = State::broadcast(&[0; STATE_LEN]);
+        s.lo.copy_from_slice(&p.lo);
+        s.hi.copy_from_slice(&p.hi);
+        let mut scratch = s.clone();
+        transform(&mut s, &mut scratch);
+        let n = chunk.len();
+        chunk.copy_from_slice(&s.planes(0, STATE_LEN).to_states::<STATE_LEN>(n)?);
+    }
+    Ok(())
 }
 
 /// Bench hook: `n` bare transforms (template copy, transform; no counter, zero test or stop
@@ -178,20 +177,20 @@ pub(crate) fn bare_transforms(job: &SearchJob, n: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::bits_trit;
+    use crate::bitslice::{decode, encode};
 
     #[test]
     fn four_op_sbox_matches_the_table() {
         const T: [i8; 11] = [1, 0, -1, 2, 1, -1, 0, 2, -1, 1, 0];
         for a in -1i8..=1 {
             for b in -1i8..=1 {
-                let (al, ah) = trit_bits(a);
-                let (bl, bh) = trit_bits(b);
+                let (al, ah) = encode(a);
+                let (bl, bh) = encode(b);
                 let lo = ah ^ (!bl & al);
                 let hi = al ^ (bh & lo);
                 assert_eq!(
-                    bits_trit(lo, hi),
-                    T[(a + 4 * b + 5) as usize],
+                    decode(lo, hi),
+                    Some(T[(a + 4 * b + 5) as usize]),
                     "a={a} b={b}"
                 );
             }
@@ -201,32 +200,16 @@ mod tests {
     #[test]
     fn transform_matches_scalar_per_lane() {
         // 64 different pseudo-random states, one per lane.
-        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut trits = crate::xorshift::trits(0x1234_5678_9abc_def0);
         let mut lanes = vec![[0i8; STATE_LEN]; LANES];
         for st in lanes.iter_mut() {
-            for t in st.iter_mut() {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                *t = (seed % 3) as i8 - 1;
-            }
+            st.fill_with(|| trits.next().expect("endless"));
         }
-        let mut s = State::broadcast(&[0; STATE_LEN]);
-        for (k, st) in lanes.iter().enumerate() {
-            for (i, &t) in st.iter().enumerate() {
-                let (l, h) = trit_bits(t);
-                s.lo[i] = (s.lo[i] & !(1 << k)) | (u64::from(l) << k);
-                s.hi[i] = (s.hi[i] & !(1 << k)) | (u64::from(h) << k);
-            }
-        }
-        let mut scratch = s.clone();
-        transform(&mut s, &mut scratch);
+        let mut got = lanes.clone();
+        transform_states(&mut got).unwrap();
         for (k, st) in lanes.iter_mut().enumerate() {
             crate::curl::transform(st);
-            for (i, &want) in st.iter().enumerate() {
-                let got = bits_trit((s.lo[i] >> k) & 1 == 1, (s.hi[i] >> k) & 1 == 1);
-                assert_eq!(got, want, "lane {k} trit {i}");
-            }
+            assert_eq!(got[k], *st, "lane {k}");
         }
     }
 }

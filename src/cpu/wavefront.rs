@@ -63,7 +63,7 @@ pub(crate) const fn alpha0(fused: usize) -> i64 {
 
 /// The index plan of one transform: `P` passes (the fused-round counts sum to 81).
 pub(crate) struct Plan<const P: usize> {
-    /// Rounds fused in each pass (1, 3 or 5).
+    /// Rounds fused in each pass (1, 3, 4 or 5).
     pub fused: [u8; P],
     /// `addr[p][z - Z_MIN]`: the slot holding `L_0[z]` in pass `p`. In-place passes (`p > 0`)
     /// map `z ≥ 729` to the side slots `729 + (z - 729)`; the first pass reads the template,
@@ -135,21 +135,6 @@ pub(crate) const FUSED4: Plan<21> = Plan::new([
 /// 27 passes of 3 rounds (81 = 27·3), for 16-register AVX2.
 pub(crate) const FUSED3: Plan<27> = Plan::new([3; 27]);
 
-/// The lane-number trits of a `lanes`-wide kernel as bit masks: `words[j][w]` holds bit
-/// `l mod 64` = (low or high bit of lane trit `j` of lane `l = 64·w + bit`).
-pub(crate) fn lane_masks<const W: usize>() -> [([u64; W], [u64; W]); 6] {
-    let mut out = [([0u64; W], [0u64; W]); 6];
-    for lane in 0..64 * W {
-        let t = crate::search::lane_trits(lane);
-        for (j, &tj) in t.iter().enumerate() {
-            let (l, h) = crate::search::trit_bits(tj);
-            out[j].0[lane / 64] |= u64::from(l) << (lane % 64);
-            out[j].1[lane / 64] |= u64::from(h) << (lane % 64);
-        }
-    }
-    out
-}
-
 /// The kernel body shared by the SIMD kernels: passes, transform, template, search and the test
 /// hooks. The invoking file defines the vector primitives it uses: `Trit` (a `Copy` pair
 /// `lo`, `hi`), `LANES`, `WORDS` (= LANES / 64), `PLAN`, and the `#[target_feature]` functions
@@ -157,8 +142,9 @@ pub(crate) fn lane_masks<const W: usize>() -> [([u64; W], [u64; W]); 6] {
 /// the target-feature string of those functions.
 macro_rules! wavefront_kernel {
     ($feat:literal) => {
+        use $crate::bitslice::{lane_number_words, Planes};
         use $crate::control::Worker;
-        use $crate::cpu::wavefront::{lane_masks, side_len, ADDR_LEN, DUMMY, SLOTS, Z_MIN};
+        use $crate::cpu::wavefront::{side_len, ADDR_LEN, DUMMY, SLOTS, Z_MIN};
         use $crate::curl::{HASH_LEN, STATE_LEN};
         use $crate::search::{
             Counter, CounterRange, Hit, SearchJob, COUNTER_TRITS, LANE_TRITS, NONCE_OFFSET,
@@ -374,7 +360,7 @@ macro_rules! wavefront_kernel {
                 for (x, &t) in job.state().iter().enumerate() {
                     slots[x] = splat(t);
                 }
-                for (j, (lo, hi)) in lane_masks::<WORDS>().into_iter().enumerate() {
+                for (j, (lo, hi)) in lane_number_words::<WORDS>().into_iter().enumerate() {
                     slots[LANE_TRITS.start + j] = from_words(lo, hi);
                 }
                 let counter = Counter::new(start);
@@ -421,30 +407,29 @@ macro_rules! wavefront_kernel {
 
         /// Test hook: the kernel's transform of up to `LANES` states, lane `k` = `states[k]`.
         #[target_feature(enable = $feat)]
-        pub(crate) fn transform_states(states: &mut [[i8; STATE_LEN]]) {
+        pub(crate) fn transform_states(
+            states: &mut [[i8; STATE_LEN]],
+        ) -> Result<(), $crate::bitslice::BadTrit> {
+            let words = |w: &[u64]| -> [u64; WORDS] { w.try_into().expect("WORDS words") };
             for chunk in states.chunks_mut(LANES) {
+                let planes = Planes::from_states(chunk, WORDS, 64);
                 let mut tpl = vec![splat(0); SLOTS];
                 for (x, slot) in tpl.iter_mut().enumerate().take(STATE_LEN) {
-                    let mut lo = [0u64; WORDS];
-                    let mut hi = [0u64; WORDS];
-                    for (k, st) in chunk.iter().enumerate() {
-                        let (l, h) = $crate::search::trit_bits(st[x]);
-                        lo[k / 64] |= u64::from(l) << (k % 64);
-                        hi[k / 64] |= u64::from(h) << (k % 64);
-                    }
-                    *slot = from_words(lo, hi);
+                    let (lo, hi) = planes.words_of(x);
+                    *slot = from_words(words(lo), words(hi));
                 }
                 let mut y = vec![splat(0); SLOTS];
                 transform(&tpl, &mut y);
+                let mut out = Planes::zeros(STATE_LEN, WORDS, 64);
                 for x in 0..STATE_LEN {
                     let t = y[PLAN.pos[x] as usize];
-                    let (lo, hi) = (to_words(t.lo), to_words(t.hi));
-                    for (k, st) in chunk.iter_mut().enumerate() {
-                        let bit = |w: &[u64; WORDS]| (w[k / 64] >> (k % 64)) & 1 == 1;
-                        st[x] = $crate::search::bits_trit(bit(&lo), bit(&hi));
-                    }
+                    out.lo[x * WORDS..(x + 1) * WORDS].copy_from_slice(&to_words(t.lo));
+                    out.hi[x * WORDS..(x + 1) * WORDS].copy_from_slice(&to_words(t.hi));
                 }
+                let n = chunk.len();
+                chunk.copy_from_slice(&out.to_states::<STATE_LEN>(n)?);
             }
+            Ok(())
         }
 
         /// Test hook: the nonces (block trits 162..243) placed in each lane of the kernel's
@@ -455,26 +440,22 @@ macro_rules! wavefront_kernel {
             job: &SearchJob,
             range: CounterRange,
             transforms: usize,
-        ) -> Vec<[i8; 81]> {
+        ) -> Result<Vec<[i8; 81]>, $crate::bitslice::BadTrit> {
             let mut tpl = Template::new(job, range.start);
             let mut out = Vec::new();
             for n in 0..(transforms as u64).min(range.len) {
                 if n > 0 {
                     tpl.advance();
                 }
-                let words: Vec<_> = (NONCE_OFFSET..HASH_LEN)
-                    .map(|x| (to_words(tpl.slots[x].lo), to_words(tpl.slots[x].hi)))
-                    .collect();
-                for k in 0..LANES {
-                    let mut nonce = [0i8; 81];
-                    for (t, (lo, hi)) in nonce.iter_mut().zip(&words) {
-                        let bit = |w: &[u64; WORDS]| (w[k / 64] >> (k % 64)) & 1 == 1;
-                        *t = $crate::search::bits_trit(bit(lo), bit(hi));
-                    }
-                    out.push(nonce);
+                let mut nonces = Planes::zeros(HASH_LEN - NONCE_OFFSET, WORDS, 64);
+                for (j, x) in (NONCE_OFFSET..HASH_LEN).enumerate() {
+                    let t = tpl.slots[x];
+                    nonces.lo[j * WORDS..(j + 1) * WORDS].copy_from_slice(&to_words(t.lo));
+                    nonces.hi[j * WORDS..(j + 1) * WORDS].copy_from_slice(&to_words(t.hi));
                 }
+                out.extend(nonces.to_states::<81>(LANES)?);
             }
-            out
+            Ok(out)
         }
 
         /// Bench hook: `n` bare transforms (template reload folded in, no counter, zero test or

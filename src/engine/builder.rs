@@ -19,6 +19,7 @@ pub struct EngineBuilder {
     pin: bool,
     backends: Option<Vec<Backend>>,
     discover: DiscoverOptions,
+    wgpu_32bit: bool,
     extra: Vec<Arc<dyn Device>>,
     policy: Policy,
 }
@@ -65,9 +66,10 @@ impl EngineBuilder {
         self
     }
 
-    /// wgpu: force the 32-bit-lane kernel.
+    /// wgpu: force the 32-bit-lane kernel even where the adapter offers 64-bit integers (also
+    /// `CURLPOW_WGPU_LANES=32`).
     pub fn force_32bit_lanes(mut self, on: bool) -> Self {
-        self.discover.force_32bit_lanes = on;
+        self.wgpu_32bit = on;
         self
     }
 
@@ -121,10 +123,7 @@ impl EngineBuilder {
             kernel,
         )?);
         let wants = |b: Backend| self.backends.as_ref().is_none_or(|l| l.contains(&b));
-        let mut discover = self.discover;
-        if std::env::var("CURLPOW_WGPU_LANES").is_ok_and(|v| v.trim() == "32") {
-            discover.force_32bit_lanes = true;
-        }
+        let discover = self.discover;
         let mut devices: Vec<Arc<dyn Device>> = Vec::new();
         if wants(Backend::Cpu) {
             devices.push(cpu.clone());
@@ -138,11 +137,11 @@ impl EngineBuilder {
         }
         #[cfg(feature = "wgpu")]
         if wants(Backend::Wgpu) {
-            let d = crate::webgpu::discover(&discover);
+            let d = crate::wgpu::discover(&discover, self.wgpu_32bit);
             devices.extend(d.devices);
             warnings.extend(d.warnings);
         }
-        let _ = &discover;
+        let _ = (&discover, self.wgpu_32bit);
         devices.extend(self.extra);
         let (devices, notes) = registry::dedupe(devices);
         warnings.extend(notes);

@@ -1,25 +1,28 @@
 //! The public entry point: an [`Engine`] owns the devices (the CPU pool, GPUs) for its life and
 //! runs PoW searches on them.
+//!
+//! Files: `options.rs` ([`PowOptions`]), `builder.rs` ([`EngineBuilder`]: discovery, once),
+//! `bench.rs` ([`Engine::bench`]), this file (the search: lease a device, run it, verify the
+//! hit on the host, retry elsewhere on a fault).
 
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use std::sync::mpsc;
-
-use serde::Serialize;
-
+mod bench;
 mod builder;
 mod options;
 
+pub use bench::{bench_transaction, BenchResult};
 pub use builder::EngineBuilder;
 pub use options::{PowOptions, MAINNET_MWM};
 
 use crate::control::{SearchControl, StopReason};
 use crate::cpu::CpuDevice;
-use crate::device::{Backend, DeviceInfo};
+use crate::device::DeviceInfo;
 use crate::error::Error;
 use crate::host_threads::HostThreads;
-use crate::registry::{DeviceReport, Registry, Selection, WaitSpec};
+use crate::registry::{expected_work, DeviceReport, Registry, Selection, WaitSpec};
 use crate::search::{CounterRange, SearchJob};
 use crate::transaction::Transaction;
 
@@ -53,28 +56,6 @@ pub struct PowResult {
     pub report: PowReport,
 }
 
-/// A `curlpow bench` measurement.
-#[derive(Debug, Clone, Serialize)]
-#[non_exhaustive]
-pub struct BenchResult {
-    /// The backend.
-    pub backend: Backend,
-    /// The device's name.
-    pub device: String,
-    /// The device's id.
-    pub device_id: String,
-    /// The kernel (CPU kernel name, or the GPU kernel's lane width).
-    pub kernel: Option<String>,
-    /// CPU worker threads (CPU only).
-    pub threads: Option<usize>,
-    /// Nonces tried.
-    pub nonces: u64,
-    /// Seconds measured.
-    pub seconds: f64,
-    /// Nonces tried per second.
-    pub nonces_per_second: f64,
-}
-
 struct Inner {
     cpu: Arc<CpuDevice>,
     registry: Registry,
@@ -91,11 +72,12 @@ struct Inner {
 /// takes a lease on a free device.
 ///
 /// ```
-/// use curlpow::{Engine, Transaction};
-/// let engine = Engine::builder().threads(2).build().unwrap();
-/// let tx: Transaction = "9".repeat(2673).parse().unwrap();
-/// let done = engine.pow(&tx, 5).unwrap();
+/// use curlpow::{Backend, Engine, Transaction};
+/// let engine = Engine::builder().threads(2).backends(&[Backend::Cpu]).build()?;
+/// let tx: Transaction = "9".repeat(2673).parse()?;
+/// let done = engine.pow(&tx, 5)?;
 /// assert!(done.transaction.weight() >= 5);
+/// # Ok::<(), curlpow::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct Engine {
@@ -129,7 +111,7 @@ struct DeviceRun {
 }
 
 impl Engine {
-    /// An engine with the default settings.
+    /// An engine with the default settings: every compiled backend, hardware devices only.
     pub fn new() -> Result<Engine, Error> {
         Self::builder().build()
     }
@@ -150,9 +132,31 @@ impl Engine {
     /// unhealthy and the search is retried on another allowed device; the error reaches the
     /// caller only when no allowed device is left.
     pub fn pow_with(&self, tx: &Transaction, opts: &PowOptions) -> Result<PowResult, Error> {
-        let job = Arc::new(SearchJob::new(tx, opts.mwm)?);
         let started = Instant::now();
         let deadline = opts.deadline_from(started);
+        crate::search::check_mwm(opts.mwm)?;
+        // A batch whose time ran out, or a cancelled one, costs no mid-state.
+        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Err(Error::Cancelled { nonces: 0 });
+        }
+        if deadline.is_some_and(|d| started >= d) {
+            return Err(Error::Timeout {
+                elapsed: Duration::ZERO,
+                nonces: 0,
+            });
+        }
+        let job = Arc::new(SearchJob::new(tx, opts.mwm)?);
+        self.search(&job, opts, started, deadline)
+    }
+
+    /// Lease, run, verify, retry: the search of a prepared job.
+    fn search(
+        &self,
+        job: &Arc<SearchJob>,
+        opts: &PowOptions,
+        started: Instant,
+        deadline: Option<Instant>,
+    ) -> Result<PowResult, Error> {
         let reg = &self.inner.registry;
         let mut allowed = reg.allowed(&opts.selection);
         if allowed.is_empty() {
@@ -162,38 +166,42 @@ impl Engine {
             )));
         }
         let mut nonces = 0u64;
-        let mut last_fault: Option<Error> = None;
+        let mut first_fault: Option<Error> = None;
         loop {
             let lease = reg
                 .acquire(WaitSpec {
                     allowed: allowed.clone(),
+                    work: expected_work(job.mwm()),
                     all: opts.latency,
                     deadline,
                     cancel: opts.cancel.as_ref(),
                     cpu_fallback: opts.cpu_fallback.unwrap_or(reg.policy.cpu_fallback),
                 })
-                .map_err(|e| match (e, last_fault.take()) {
+                .map_err(|e| match (e, first_fault.take()) {
                     (Error::NoDevice(_), Some(fault)) => fault,
                     (Error::Cancelled { .. }, _) => Error::Cancelled { nonces },
-                    (Error::Timeout { elapsed, .. }, _) => Error::Timeout { elapsed, nonces },
+                    (Error::Timeout { .. }, _) => Error::Timeout {
+                        elapsed: started.elapsed(),
+                        nonces,
+                    },
                     (e, _) => e,
                 })?;
             let ctl = Arc::new(
                 SearchControl::new(opts.cancel.clone(), deadline)
                     .with_max_threads(opts.cpu_threads),
             );
-            let runs = self.run_lease(&job, &lease.indices, &ctl);
+            let runs = self.run_lease(job, &lease.indices, &ctl);
             let indices = lease.indices.clone();
             drop(lease);
             let mut winner = None;
             for (&i, run) in indices.iter().zip(runs) {
                 nonces += run.nonces;
                 if let Some(t) = run.found {
-                    winner.get_or_insert((i, t));
+                    winner = Some((i, t));
                 }
                 if let Some(e) = run.fault {
                     allowed.retain(|&d| d != i);
-                    last_fault = Some(e);
+                    first_fault.get_or_insert(e);
                 }
             }
             if let Some((i, transaction)) = winner {
@@ -211,9 +219,9 @@ impl Engine {
                     return Err(stop_error(reason, nonces, started.elapsed()));
                 }
             }
-            match &last_fault {
+            match &first_fault {
                 Some(_) if !allowed.is_empty() => continue,
-                Some(_) => return Err(last_fault.take().expect("checked")),
+                Some(_) => return Err(first_fault.take().expect("checked")),
                 None => {
                     return Err(Error::NoDevice(
                         "the device stopped without a nonce and without a reason".into(),
@@ -250,11 +258,20 @@ impl Engine {
             runs[k] = Some(run);
         }
         runs.into_iter()
-            .map(|r| r.expect("every device thread reports"))
+            .map(|r| {
+                r.unwrap_or(DeviceRun {
+                    found: None,
+                    nonces: 0,
+                    fault: Some(Error::NoDevice(
+                        "a device thread ended without a report".into(),
+                    )),
+                })
+            })
             .collect()
     }
 
-    /// One device, one search, host check included.
+    /// One device, one search, host check included. The device's one-time setup (a kernel
+    /// compile) happens before the clock starts, so it never counts as search time.
     fn run_one(
         &self,
         i: usize,
@@ -264,17 +281,29 @@ impl Engine {
     ) -> DeviceRun {
         let reg = &self.inner.registry;
         let slot = &reg.slots[i];
+        let fault = |e: Error, busy: Duration, nonces: u64| {
+            reg.fault(i, busy, nonces, &e);
+            DeviceRun {
+                found: None,
+                nonces,
+                fault: Some(e),
+            }
+        };
+        if let Err(e) = slot.device.prepare() {
+            return fault(e, Duration::ZERO, 0);
+        }
         let _in_flight = reg.enter(i);
         let t0 = Instant::now();
         let r = slot.device.search(job, range, ctl);
         let busy = t0.elapsed();
         match r {
+            Err(e) => fault(e, busy, 0),
             Ok(out) => match out.hit.map(|h| job.verify(h)) {
                 Some(Some(tx)) => {
                     // Only a verified hit stops the others, and only the first one counts: two
                     // devices of a latency-mode search may both hit before either sees the flag.
                     let first = ctl.set_found();
-                    reg.record(i, busy, first);
+                    reg.record(i, busy, out.nonces, first);
                     reg.healthy(i);
                     DeviceRun {
                         found: first.then_some(tx),
@@ -282,18 +311,15 @@ impl Engine {
                         fault: None,
                     }
                 }
-                Some(None) => {
-                    reg.fault(i, busy);
-                    DeviceRun {
-                        found: None,
-                        nonces: out.nonces,
-                        fault: Some(Error::InvalidNonce {
-                            device: slot.info.id.clone(),
-                        }),
-                    }
-                }
+                Some(None) => fault(
+                    Error::InvalidNonce {
+                        device: slot.info.id.clone(),
+                    },
+                    busy,
+                    out.nonces,
+                ),
                 None => {
-                    reg.record(i, busy, false);
+                    reg.record(i, busy, out.nonces, false);
                     DeviceRun {
                         found: None,
                         nonces: out.nonces,
@@ -301,20 +327,13 @@ impl Engine {
                     }
                 }
             },
-            Err(e) => {
-                reg.fault(i, busy);
-                DeviceRun {
-                    found: None,
-                    nonces: 0,
-                    fault: Some(e),
-                }
-            }
         }
     }
 
     /// PoW on many independent transactions, spread over the free devices; results in input
-    /// order. Each transaction is a search of its own with `opts` (a `timeout` counts from the
-    /// start of the whole batch).
+    /// order. Each transaction is a search of its own with `opts`; a `timeout` counts from the
+    /// start of the whole batch, and once it has passed (or the cancel token fired) the
+    /// transactions not yet started end at once with the same error.
     pub fn pow_many(
         &self,
         txs: &[Transaction],
@@ -341,61 +360,10 @@ impl Engine {
         }
         results
             .into_iter()
-            .map(|r| r.expect("every job reports"))
+            .map(|r| {
+                r.unwrap_or_else(|| Err(Error::NoDevice("a runner ended without a report".into())))
+            })
             .collect()
-    }
-
-    /// Measure a device: nonces per second on a fixed pseudo-random transaction with an
-    /// unreachable target, for `duration`.
-    pub fn bench(&self, device_id: &str, duration: Duration) -> Result<BenchResult, Error> {
-        let reg = &self.inner.registry;
-        let i = reg
-            .slots
-            .iter()
-            .position(|s| s.info.id == device_id)
-            .ok_or_else(|| Error::NoDevice(format!("no device with id {device_id:?}")))?;
-        let job = SearchJob::new(&bench_transaction(), 243)?;
-        let lease = reg.acquire(WaitSpec {
-            allowed: vec![i],
-            all: false,
-            deadline: None,
-            cancel: None,
-            cpu_fallback: false,
-        })?;
-        let t0 = Instant::now();
-        let ctl = SearchControl::new(None, Some(t0 + duration));
-        let run = self.run_one(i, &job, CounterRange::ALL, &ctl);
-        let seconds = t0.elapsed().as_secs_f64();
-        drop(lease);
-        if let Some(e) = run.fault {
-            return Err(e);
-        }
-        let info = &reg.slots[i].info;
-        let detail_str = |k: &str| {
-            info.details
-                .get(k)
-                .and_then(|v| v.as_str())
-                .map(String::from)
-        };
-        Ok(BenchResult {
-            backend: info.backend,
-            device: info.name.clone(),
-            device_id: info.id.clone(),
-            kernel: detail_str("kernel").or_else(|| {
-                info.details
-                    .get("lanes")
-                    .and_then(|v| v.as_u64())
-                    .map(|l| format!("{l}-lane"))
-            }),
-            threads: info
-                .details
-                .get("threads")
-                .and_then(|v| v.as_u64())
-                .map(|t| t as usize),
-            nonces: run.nonces,
-            seconds,
-            nonces_per_second: run.nonces as f64 / seconds.max(1e-9),
-        })
     }
 
     /// Every device of the engine.
@@ -436,6 +404,13 @@ impl Engine {
         Ok(())
     }
 
+    /// The combined speed, in nonces per second, of the devices a selection allows: measured
+    /// where they have worked, the backends' estimates where not.
+    pub fn nonces_per_second(&self, sel: &Selection) -> f64 {
+        let reg = &self.inner.registry;
+        reg.rate_of(&reg.allowed(sel))
+    }
+
     /// Every device with its statistics for this process.
     pub fn device_report(&self) -> Vec<DeviceReport> {
         self.inner.registry.reports()
@@ -456,6 +431,17 @@ impl Engine {
             .sum()
     }
 
+    /// Searches this engine finished with a result so far (each counted once).
+    pub fn searches_done(&self) -> u64 {
+        self.device_report().iter().map(|d| d.stats.hits).sum()
+    }
+
+    /// Searches waiting for a free device right now (a test and monitoring hook).
+    #[doc(hidden)]
+    pub fn queued_searches(&self) -> usize {
+        self.inner.registry.waiting()
+    }
+
     /// The CPU device (pool size, kernel).
     pub fn cpu(&self) -> &CpuDevice {
         &self.inner.cpu
@@ -467,18 +453,4 @@ fn stop_error(reason: StopReason, nonces: u64, elapsed: Duration) -> Error {
         StopReason::Cancelled => Error::Cancelled { nonces },
         _ => Error::Timeout { elapsed, nonces },
     }
-}
-
-/// The fixed pseudo-random transaction `curlpow bench` searches.
-pub fn bench_transaction() -> Transaction {
-    let mut s = 0x243F_6A88_85A3_08D3u64;
-    let trits: Vec<i8> = (0..crate::TRANSACTION_TRITS)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % 3) as i8 - 1
-        })
-        .collect();
-    Transaction::from_trits(&trits).expect("trits")
 }

@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests: the public vectors (copied from `shared/vectors`),
+//! Helpers shared by the integration tests: the public vectors (`tests/vectors/`, each file naming its upstream source),
 //! random transactions, and the rule for GPU tests that find no device.
 #![allow(dead_code)]
 
@@ -56,15 +56,33 @@ pub fn pow_inputs() -> Vec<(Transaction, usize)> {
         .collect()
 }
 
-/// Endless pseudo-random trits (xorshift64, deterministic per seed).
+/// Endless pseudo-random trits (the crate's xorshift64, deterministic per seed).
 pub fn random_trits(seed: u64) -> impl Iterator<Item = i8> {
-    let mut s = seed | 1;
-    std::iter::repeat_with(move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s % 3) as i8 - 1
-    })
+    curlpow::internal::xorshift::trits(seed)
+}
+
+/// Run the calling test alone, in a child process of this test binary (for tests that measure
+/// the whole process, such as its thread count, which other tests running in parallel would
+/// disturb). Returns true in the child, where the test body runs; in the parent it runs the
+/// child, fails if the child failed, and returns false.
+pub fn run_alone(test_name: &str) -> bool {
+    const CHILD: &str = "CURLPOW_TEST_RUN_ALONE";
+    if std::env::var_os(CHILD).is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let out = std::process::Command::new(exe)
+        .args([test_name, "--exact", "--test-threads", "1", "--nocapture"])
+        .env(CHILD, "1")
+        .output()
+        .expect("run the test in a child process");
+    assert!(
+        out.status.success(),
+        "{test_name} failed in its own process:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
 }
 
 /// A pseudo-random transaction (xorshift, deterministic per seed).
@@ -182,7 +200,7 @@ pub fn device_search_valid(
     lanes: usize,
     tx: &Transaction,
     mwm: usize,
-    range: curlpow::search::CounterRange,
+    range: curlpow::device::CounterRange,
 ) -> Transaction {
     use std::time::{Duration, Instant};
     let label = format!(
@@ -194,9 +212,9 @@ pub fn device_search_valid(
             .map(|k| k.to_string())
             .unwrap_or_default()
     );
-    let job = curlpow::search::SearchJob::new(tx, mwm).unwrap();
+    let job = curlpow::device::SearchJob::new(tx, mwm).unwrap();
     let ctl =
-        curlpow::control::SearchControl::new(None, Some(Instant::now() + Duration::from_secs(300)));
+        curlpow::device::SearchControl::new(None, Some(Instant::now() + Duration::from_secs(300)));
     let out = dev.search(&job, range, &ctl).expect("search");
     let hit = out
         .hit

@@ -46,10 +46,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                 r.nonces_per_second / 1e6,
                 r.nonces,
                 r.seconds,
-                r.kernel
-                    .as_deref()
-                    .map(|k| format!(", kernel {k}"))
-                    .unwrap_or_default()
+                format!(", kernel {}", r.kernel)
                     + &r.threads
                         .map(|t| format!(", {t} threads"))
                         .unwrap_or_default()

@@ -25,13 +25,26 @@ pub fn run(a: DevicesArgs) -> Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&list)?);
     } else {
+        println!(
+            "{:<14} {:<7} {:<9} {:<10} {:>12}  name",
+            "id", "backend", "kind", "kernel", "est. M/s"
+        );
         for d in &list {
+            let kind = serde_json::to_value(d.info.kind)?;
+            let kind = kind.as_str().unwrap_or("");
             println!(
-                "{:<14} {:<7} {:<5} {}",
+                "{:<14} {:<7} {:<9} {:<10} {:>12.1}  {}",
                 d.info.id,
                 d.info.backend.name(),
-                serde_json::to_value(d.info.kind)?.as_str().unwrap_or(""),
+                if d.info.software { "software" } else { kind },
+                d.info.kernel,
+                d.stats.nonces_per_second / 1e6,
                 d.info.name
+            );
+        }
+        if list.iter().any(|d| d.info.software) {
+            println!(
+                "(software: a GPU API's driver running on the CPU; used only with --software or --device)"
             );
         }
     }

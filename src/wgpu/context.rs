@@ -1,0 +1,370 @@
+//! The long-lived wgpu context of one adapter — device, queue, both pipelines, every buffer —
+//! built once when the adapter is opened and reused by every search (the GPU twin of the CPU's
+//! persistent pool, after wgpu's `repeated_compute` example), and its
+//! `Launcher` (`src/gpu/driver.rs`), the backend's whole share of the search loop.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use super::layout::{self, params_bytes, PARAMS_SIZE, RESULT_SIZE};
+use super::tuning::{slot_bytes, Tuning};
+use crate::curl::STATE_LEN;
+use crate::device::DeviceInfo;
+use crate::error::Error;
+use crate::gpu::discover::device_error;
+use crate::gpu::driver::ResultWords;
+use crate::gpu::{Geometry, Launcher, Sizer};
+use crate::search::SearchJob;
+
+/// The kernel source; the host prepends the lane-width prelude.
+const KERNEL: &str = include_str!("../../kernels/curl_pow.wgsl");
+
+/// Everything built once per device and reused by every search.
+pub(super) struct Context {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    search: wgpu::ComputePipeline,
+    transform: wgpu::ComputePipeline,
+    bind_group: wgpu::BindGroup,
+    params: wgpu::Buffer,
+    mid_state: wgpu::Buffer,
+    scratch: wgpu::Buffer,
+    result: wgpu::Buffer,
+    /// MAP_READ copy of `result`.
+    staging: wgpu::Buffer,
+    /// Errors reported by wgpu outside an error scope (validation, out of memory, device lost).
+    errors: Arc<Mutex<Vec<String>>>,
+    lanes: u32,
+    mwm: u32,
+    /// The launch sizes, adapted as the device works; kept between searches.
+    pub(super) sizer: Sizer,
+    /// The info errors are reported under.
+    info: DeviceInfo,
+}
+
+/// The adapter-dependent facts [`Context::open`] needs.
+pub(super) struct OpenSpec<'a> {
+    pub adapter: &'a wgpu::Adapter,
+    pub info: &'a DeviceInfo,
+    pub lanes64: bool,
+    pub tuning: Tuning,
+    pub geometry: Geometry,
+}
+
+impl Context {
+    pub(super) fn open(spec: OpenSpec<'_>) -> Result<Context, Error> {
+        let OpenSpec {
+            adapter,
+            info,
+            lanes64,
+            tuning,
+            geometry,
+        } = spec;
+        let err = |m: String| device_error(info, m);
+        let word = if lanes64 { 8u64 } else { 4 };
+        let required_features = if lanes64 {
+            wgpu::Features::SHADER_INT64
+        } else {
+            wgpu::Features::empty()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("curlpow"),
+            required_features,
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .map_err(|e| err(format!("request_device: {e}")))?;
+
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        {
+            let errors = errors.clone();
+            device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+                errors.lock().push(e.to_string());
+            }));
+        }
+        {
+            let errors = errors.clone();
+            device.set_device_lost_callback(move |reason, msg| {
+                errors
+                    .lock()
+                    .push(format!("device lost ({reason:?}): {msg}"));
+            });
+        }
+
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let source = format!("{}\n{KERNEL}", layout::prelude(lanes64));
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some("curl_pow.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        };
+        let module = if std::env::var_os("CURLPOW_WGPU_CHECKED").is_some() {
+            device.create_shader_module(desc)
+        } else {
+            // SAFETY: the kernel indexes `mid_state` below 729 and `scratch` at
+            // `slot * stride + g` with slot < SLOTS and g < stride, and the host never
+            // dispatches with a stride above `tuning.max_invocations`, for which `scratch` is
+            // sized (SLOTS * stride slots); `result` and `params` are fixed-size structs. Every
+            // loop has a constant or uniform bound (81, 91, 42, 81, TRANSFORMS, mwm <= 243), so
+            // none runs unbounded. Without the checks naga inserts no index clamping and no
+            // loop counters, which llvmpipe would otherwise execute on every trit.
+            unsafe {
+                device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+            }
+        };
+        let buffer_entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        use wgpu::BufferBindingType as B;
+        let bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("curlpow"),
+            entries: &[
+                buffer_entry(0, B::Uniform),
+                buffer_entry(1, B::Storage { read_only: true }),
+                buffer_entry(2, B::Storage { read_only: false }),
+                buffer_entry(3, B::Storage { read_only: false }),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("curlpow"),
+            bind_group_layouts: &[Some(&bind_layout)],
+            immediate_size: 0,
+        });
+        let constants = [
+            ("WORKGROUP_SIZE", f64::from(tuning.workgroup_size)),
+            ("TRANSFORMS", f64::from(tuning.transforms_per_invocation)),
+            ("FUSE", f64::from(tuning.fuse)),
+        ];
+        let pipeline = |entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &constants,
+                    zero_initialize_workgroup_memory: false,
+                },
+                cache: None,
+            })
+        };
+        let search = pipeline("search");
+        let transform = pipeline("transform_states");
+
+        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        use wgpu::BufferUsages as U;
+        let params = buffer("params", PARAMS_SIZE, U::UNIFORM | U::COPY_DST);
+        let mid_state = buffer(
+            "mid_state",
+            STATE_LEN as u64 * 2 * word,
+            U::STORAGE | U::COPY_DST,
+        );
+        let scratch = buffer(
+            "scratch",
+            slot_bytes(word) * u64::from(tuning.max_invocations),
+            U::STORAGE | U::COPY_DST | U::COPY_SRC,
+        );
+        let result = buffer(
+            "result",
+            RESULT_SIZE,
+            U::STORAGE | U::COPY_DST | U::COPY_SRC,
+        );
+        let staging = buffer("staging", RESULT_SIZE, U::MAP_READ | U::COPY_DST);
+        fn entry(binding: u32, b: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: b.as_entire_binding(),
+            }
+        }
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("curlpow"),
+            layout: &bind_layout,
+            entries: &[
+                entry(0, &params),
+                entry(1, &mid_state),
+                entry(2, &scratch),
+                entry(3, &result),
+            ],
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(err(format!("kernel or pipeline creation failed: {e}")));
+        }
+        if let Some(e) = errors.lock().pop() {
+            return Err(err(e));
+        }
+        let mut ctx = Context {
+            device,
+            queue,
+            search,
+            transform,
+            bind_group,
+            params,
+            mid_state,
+            scratch,
+            result,
+            staging,
+            errors,
+            lanes: if lanes64 { 64 } else { 32 },
+            mwm: 0,
+            sizer: Sizer::new(geometry),
+            info: info.clone(),
+        };
+        ctx.warm_up()?;
+        Ok(ctx)
+    }
+
+    /// One empty dispatch (no counters), so that drivers that compile pipelines lazily do it
+    /// here, not in the first search.
+    fn warm_up(&mut self) -> Result<(), Error> {
+        self.queue
+            .write_buffer(&self.result, 0, &[0u8; RESULT_SIZE as usize]);
+        let g = self.sizer.geometry().group;
+        self.launch(0, g, 0).map(|_| ())
+    }
+
+    fn err(&self, message: impl std::fmt::Display) -> Error {
+        device_error(&self.info, message)
+    }
+
+    /// Submit `enc`, wait for it, and return the contents of the MAP_READ buffer `buf`.
+    fn submit_and_read(
+        &self,
+        enc: wgpu::CommandEncoder,
+        buf: &wgpu::Buffer,
+    ) -> Result<Vec<u8>, Error> {
+        let index = self.queue.submit([enc.finish()]);
+        let (tx, rx) = mpsc::channel();
+        buf.map_async(wgpu::MapMode::Read, .., move |r| {
+            // The receiver outlives the poll below; a failed send only means it is gone.
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(index),
+                timeout: Some(Duration::from_secs(600)),
+            })
+            .map_err(|e| self.err(format!("waiting for the dispatch: {e}")))?;
+        if let Some(e) = self.errors.lock().pop() {
+            return Err(self.err(e));
+        }
+        match rx.try_recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(self.err(format!("map_async: {e}"))),
+            Err(_) => return Err(self.err("map_async did not complete after the poll")),
+        }
+        let data = buf
+            .get_mapped_range(..)
+            .map_err(|e| self.err(format!("mapping the readback buffer: {e}")))?
+            .to_vec();
+        buf.unmap();
+        Ok(data)
+    }
+
+    /// The kernel's own transform of each state (the `transform_states` entry point), `per`
+    /// states per dispatch at most: a test hook for the GPU path.
+    pub(super) fn transform(
+        &self,
+        states: &[[i8; STATE_LEN]],
+        max_invocations: usize,
+        final_m: usize,
+    ) -> Result<Vec<[i8; STATE_LEN]>, Error> {
+        let lanes = self.lanes as usize;
+        let word = lanes / 8;
+        let wg = self.sizer.geometry().group;
+        let mut out = Vec::with_capacity(states.len());
+        for chunk in states.chunks(max_invocations * lanes) {
+            let n = chunk.len().div_ceil(lanes);
+            // State k of the chunk is lane k % lanes of invocation k / lanes: with `n` words per
+            // trit, that is bit k % lanes of word k / lanes.
+            let planes = crate::bitslice::Planes::from_states(chunk, n, self.lanes);
+            let bytes = layout::to_bytes(&layout::interleave(&planes), word);
+            self.queue.write_buffer(&self.scratch, 0, &bytes);
+            self.queue
+                .write_buffer(&self.params, 0, &params_bytes(0, n as u32, 0, 0));
+            let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("transform readback"),
+                size: bytes.len() as u64,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut enc = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+                pass.set_pipeline(&self.transform);
+                pass.set_bind_group(0, &self.bind_group, &[]);
+                pass.dispatch_workgroups((n as u32).div_ceil(wg as u32), 1, 1);
+            }
+            enc.copy_buffer_to_buffer(&self.scratch, 0, &readback, 0, bytes.len() as u64);
+            let data = self.submit_and_read(enc, &readback)?;
+            let got =
+                layout::deinterleave(&layout::from_bytes(&data, word), STATE_LEN, n, self.lanes);
+            // Logical trit i sits in slot final_m * i mod 729: undo the permutation.
+            let mut natural = crate::bitslice::Planes::zeros(STATE_LEN, n, self.lanes);
+            for i in 0..STATE_LEN {
+                let slot = final_m * i % STATE_LEN;
+                let (lo, hi) = got.words_of(slot);
+                natural.lo[i * n..(i + 1) * n].copy_from_slice(lo);
+                natural.hi[i * n..(i + 1) * n].copy_from_slice(hi);
+            }
+            out.extend(natural.to_states::<STATE_LEN>(chunk.len()).map_err(|b| {
+                self.err(format!("transform returned an invalid trit encoding: {b}"))
+            })?);
+        }
+        Ok(out)
+    }
+}
+
+impl Launcher for Context {
+    fn begin(&mut self, job: &SearchJob) -> Result<(), Error> {
+        self.mwm = u32::try_from(job.mwm()).map_err(|_| Error::InvalidMwm(job.mwm()))?;
+        self.queue.write_buffer(
+            &self.mid_state,
+            0,
+            &layout::mid_state_bytes(job, self.lanes),
+        );
+        self.queue
+            .write_buffer(&self.result, 0, &[0u8; RESULT_SIZE as usize]);
+        Ok(())
+    }
+
+    fn launch(&mut self, base: u64, items: usize, limit: u64) -> Result<ResultWords, Error> {
+        let g = self.sizer.geometry().group;
+        let stride = u32::try_from(items).map_err(|_| self.err("launch too large"))?;
+        let remaining = u32::try_from(limit).map_err(|_| self.err("launch too long"))?;
+        self.queue.write_buffer(
+            &self.params,
+            0,
+            &params_bytes(base, stride, remaining, self.mwm),
+        );
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+            pass.set_pipeline(&self.search);
+            pass.set_bind_group(0, &self.bind_group, &[]);
+            pass.dispatch_workgroups(stride.div_ceil(g as u32), 1, 1);
+        }
+        enc.copy_buffer_to_buffer(&self.result, 0, &self.staging, 0, RESULT_SIZE);
+        let data = self.submit_and_read(enc, &self.staging)?;
+        Ok(bytemuck::pod_read_unaligned(&data[..RESULT_SIZE as usize]))
+    }
+}

@@ -1,0 +1,159 @@
+//! [`Tuning`]: the shape of the kernel and its dispatches, with per-kind defaults and the
+//! clamps that keep it inside an adapter's limits (and llvmpipe's loop cap).
+
+use std::time::Duration;
+
+use super::layout::SLOTS;
+
+/// Loop iterations of one transform in the kernel, the larger shape (81 single rounds of 92;
+/// fused: 27 passes of 198), plus copy, counter and test; used to stay under llvmpipe's cap of
+/// 65,535 per invocation.
+pub const LOOP_ITERATIONS_PER_TRANSFORM: u32 = 81 * 92 + 81 + 42 + 243 + 1;
+/// llvmpipe's cap on loop iterations per shader invocation: more silently computes garbage.
+pub const SOFTWARE_LOOP_CAP: u32 = 65_535;
+
+/// The scratch buffer never grows past this (1 GiB: 92 K invocations of 64-bit lanes), whatever
+/// the adapter's limits say.
+pub const MAX_SCRATCH_BYTES: u64 = 1 << 30;
+
+/// Shape of the kernel and its dispatches. The defaults depend on the adapter (software or
+/// GPU); every field can be overridden.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    /// Invocations per workgroup (`WORKGROUP_SIZE`).
+    pub workgroup_size: u32,
+    /// Transforms per invocation per dispatch (`TRANSFORMS`). On software adapters it is
+    /// clamped so that it stays under llvmpipe's loop cap.
+    pub transforms_per_invocation: u32,
+    /// The most invocations one dispatch may have (sizes the scratch buffer).
+    pub max_invocations: u32,
+    /// Rounds per pass over the state (`FUSE`): 1, 3 or 5 (fused wavefronts; others mean 3).
+    pub fuse: u32,
+    /// Target wall time of one dispatch (the adaptive sizing aims at it; it bounds the time to
+    /// notice a cancel).
+    pub target_dispatch: Duration,
+}
+
+impl Tuning {
+    /// Defaults for a software adapter (llvmpipe): one transform per invocation, a few thousand
+    /// invocations, small workgroups (llvmpipe runs one workgroup per thread: 8 invocations
+    /// fill one 256-bit SIMD vector and let several workgroups share the cores).
+    pub fn software() -> Self {
+        Tuning {
+            workgroup_size: 8,
+            transforms_per_invocation: 1,
+            max_invocations: 4096,
+            fuse: 3,
+            target_dispatch: Duration::from_millis(25),
+        }
+    }
+
+    /// Defaults for a GPU: enough invocations to fill a large GPU, several transforms each, five
+    /// fused rounds (a fifth of the memory traffic of single rounds; GPUs have the registers
+    /// for the windows). Reasoned, not yet measured on a real GPU.
+    pub fn gpu() -> Self {
+        Tuning {
+            workgroup_size: 64,
+            transforms_per_invocation: 8,
+            max_invocations: 1 << 18,
+            fuse: 5,
+            target_dispatch: Duration::from_millis(8),
+        }
+    }
+
+    pub(super) fn for_adapter(software: bool) -> Self {
+        if software {
+            Self::software()
+        } else {
+            Self::gpu()
+        }
+    }
+
+    /// The tuning an adapter can run: workgroup size within its limits, transforms under the
+    /// software loop cap, invocations within the largest scratch buffer it may bind (words of
+    /// `word` bytes), and counter offsets `j * stride + g` that fit the kernel's u32.
+    pub(super) fn clamped(mut self, limits: &wgpu::Limits, software: bool, word: u64) -> Self {
+        self.workgroup_size = self
+            .workgroup_size
+            .clamp(1, limits.max_compute_workgroup_size_x)
+            .min(limits.max_compute_invocations_per_workgroup);
+        self.transforms_per_invocation = self.transforms_per_invocation.max(1);
+        if !matches!(self.fuse, 1 | 3 | 5) {
+            self.fuse = 3;
+        }
+        if software {
+            // Stay well under llvmpipe's loop cap (7 transforms, ~55,000 iterations).
+            self.transforms_per_invocation = self
+                .transforms_per_invocation
+                .clamp(1, SOFTWARE_LOOP_CAP / LOOP_ITERATIONS_PER_TRANSFORM - 1);
+        }
+        let max_binding = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            .min(MAX_SCRATCH_BYTES);
+        let wg = self.workgroup_size;
+        let max_groups = (max_binding / slot_bytes(word) / u64::from(wg))
+            .min(u64::from(self.max_invocations.max(wg) / wg))
+            .min(u64::from(limits.max_compute_workgroups_per_dimension))
+            .max(1) as u32;
+        self.max_invocations = max_groups * wg;
+        self.transforms_per_invocation = self
+            .transforms_per_invocation
+            .min(u32::MAX / self.max_invocations);
+        self
+    }
+}
+
+/// Scratch bytes of one invocation's state.
+pub(super) fn slot_bytes(word: u64) -> u64 {
+    SLOTS as u64 * 2 * word
+}
+
+/// `CURLPOW_WGPU_LANES`: `32` forces 32-bit lanes; `64` or unset keeps the default. The one
+/// place the variable is read.
+pub(super) fn lanes_env() -> Result<bool, String> {
+    crate::gpu::discover::env_setting("CURLPOW_WGPU_LANES", "32 or 64", |v| match v {
+        "32" => Some(true),
+        "64" => Some(false),
+        _ => None,
+    })
+    .map(|v| v.unwrap_or(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_budget_fits_software_cap() {
+        let t = Tuning::software().transforms_per_invocation;
+        assert!(t * LOOP_ITERATIONS_PER_TRANSFORM + t < SOFTWARE_LOOP_CAP);
+        let limits = wgpu::Limits::default();
+        let big = Tuning {
+            transforms_per_invocation: 100,
+            ..Tuning::software()
+        };
+        let c = big.clamped(&limits, true, 8);
+        assert!(c.transforms_per_invocation * LOOP_ITERATIONS_PER_TRANSFORM < SOFTWARE_LOOP_CAP);
+    }
+
+    #[test]
+    fn clamped_tuning_fits_the_limits() {
+        let limits = wgpu::Limits::default();
+        let t = Tuning {
+            workgroup_size: 100_000,
+            max_invocations: u32::MAX,
+            fuse: 4,
+            ..Tuning::gpu()
+        }
+        .clamped(&limits, false, 8);
+        assert!(t.workgroup_size <= limits.max_compute_workgroup_size_x);
+        assert_eq!(t.max_invocations % t.workgroup_size, 0);
+        assert!(u64::from(t.max_invocations) * slot_bytes(8) <= MAX_SCRATCH_BYTES);
+        assert_eq!(t.fuse, 3);
+        assert!(
+            u64::from(t.transforms_per_invocation) * u64::from(t.max_invocations)
+                <= u64::from(u32::MAX)
+        );
+    }
+}
