@@ -27,6 +27,8 @@ mod curl;
 pub mod device;
 mod engine;
 mod error;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 mod host_threads;
 #[doc(hidden)]
 pub mod lazy_deque;

@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use serde::Serialize;
 
 mod builder;
+mod estimate;
 mod options;
 
 pub use builder::EngineBuilder;

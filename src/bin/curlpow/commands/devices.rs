@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::engine_args::{build_engine, EngineArgs};
+use crate::output::Stdout;
 
 #[derive(Args)]
 pub struct DevicesArgs {
@@ -20,20 +21,23 @@ pub fn run(a: DevicesArgs) -> Result<ExitCode> {
     let mut ea = a.engine.clone();
     ea.software = true;
     ea.verbose = true;
-    let (engine, _) = build_engine(&ea)?;
+    let checked = ea.check()?;
+    let mut out = Stdout::open()?;
+    let (engine, _) = build_engine(&ea, &checked)?;
     let list = engine.device_report();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        out.line(serde_json::to_string_pretty(&list)?)?;
     } else {
         for d in &list {
-            println!(
+            out.line(format_args!(
                 "{:<14} {:<7} {:<5} {}",
                 d.info.id,
                 d.info.backend.name(),
                 serde_json::to_value(d.info.kind)?.as_str().unwrap_or(""),
                 d.info.name
-            );
+            ))?;
         }
     }
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
