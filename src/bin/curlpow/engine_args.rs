@@ -66,7 +66,9 @@ impl EngineArgs {
         };
         let kernel = match &self.kernel {
             Some(k) => Some(CpuKernel::from_name(k)?),
-            None => CpuKernel::from_env()?,
+            None => {
+                CpuKernel::from_env().map_err(|e| UsageError(format!("CURLPOW_CPU_KERNEL: {e}")))?
+            }
         };
         let mut backends = Vec::new();
         for name in &self.backend {

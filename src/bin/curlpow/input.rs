@@ -21,7 +21,7 @@ use crate::output::errln;
 /// How many bad lines are named on stderr; the others are counted.
 pub const NAMED_BAD_LINES: u64 = 100;
 /// A piped input is kept in memory up to this size, then in a temporary file.
-pub const SPOOL_IN_MEMORY: usize = 4 << 20;
+pub const SPOOL_IN_MEMORY: usize = 1 << 20;
 const READ_BUFFER: usize = 64 << 10;
 
 #[derive(Args)]
