@@ -49,11 +49,65 @@ impl Run {
     }
 }
 
-/// Run `cmd` with `stdin` as its input (a pipe), and measure its peak memory (wait4).
-pub fn run_measured(mut cmd: Command, stdin: &[u8]) -> Run {
-    cmd.env("CURLPOW_THREADS", "2")
-        .env_remove("CURLPOW_CPU_KERNEL")
-        .stdin(Stdio::piped())
+/// GNU time, where installed: it forks from a small process, so the peak it reports is the
+/// command's own.
+const TIME: &str = "/usr/bin/time";
+
+/// Run `cmd` with `stdin` as its input (a pipe), and measure its peak memory. Two CPU threads
+/// unless `cmd` sets `CURLPOW_THREADS` itself.
+///
+/// The peak comes from GNU time when it is installed. Without it, wait4's figure is used, an
+/// upper bound: Linux carries a process's peak across exec, and a child spawned with
+/// posix_spawn (vfork) starts from this test process's peak.
+pub fn run_measured(cmd: Command, stdin: &[u8]) -> Run {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut wrapped;
+    let mut report = None;
+    if std::path::Path::new(TIME).exists() {
+        let path = std::env::temp_dir().join(format!(
+            "curlpow-rss-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        wrapped = Command::new(TIME);
+        wrapped
+            .arg("-f")
+            .arg("%M")
+            .arg("-o")
+            .arg(&path)
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => wrapped.env(k, v),
+                None => wrapped.env_remove(k),
+            };
+        }
+        report = Some(path);
+    } else {
+        wrapped = cmd;
+    }
+    let mut run = spawn_and_wait(wrapped, stdin);
+    if let Some(path) = report {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        std::fs::remove_file(&path).ok();
+        for line in text.lines() {
+            if let Some(sig) = line.strip_prefix("Command terminated by signal ") {
+                run.signal = sig.trim().parse().ok();
+                run.code = None;
+            } else if let Ok(kib) = line.trim().parse() {
+                run.max_rss_kib = kib;
+            }
+        }
+    }
+    run
+}
+
+fn spawn_and_wait(mut cmd: Command, stdin: &[u8]) -> Run {
+    if !cmd.get_envs().any(|(k, _)| k == "CURLPOW_THREADS") {
+        cmd.env("CURLPOW_THREADS", "2");
+    }
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn curlpow");
@@ -96,7 +150,9 @@ pub fn run_measured(mut cmd: Command, stdin: &[u8]) -> Run {
 /// `curlpow ARGS` as a [`Command`] for [`run_measured`].
 pub fn command(args: &[&str]) -> Command {
     let mut c = Command::new(bin());
-    c.args(args).env_remove("CURLPOW_INJECT_FAULT");
+    c.args(args)
+        .env_remove("CURLPOW_INJECT_FAULT")
+        .env_remove("CURLPOW_CPU_KERNEL");
     c
 }
 

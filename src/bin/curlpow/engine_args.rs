@@ -158,8 +158,25 @@ pub fn build_engine(a: &EngineArgs, c: &Checked) -> Result<(Engine, Selection)> 
     // find it, so naming devices lets software drivers be discovered.
     let software = a.software || !a.device.is_empty();
     b = b.include_software(software).force_32bit_lanes(a.wgpu_32bit);
-    if !backends.is_empty() {
-        let mut discover = backends.clone();
+    // Discover only what can be used: the named backends, else the backends of the named
+    // devices (`--device cpu` loads no GPU driver), else every compiled one.
+    let mut discover = backends.clone();
+    if discover.is_empty() {
+        for id in &a.device {
+            let be = match id.split(':').next() {
+                // Test devices are added, not discovered.
+                Some("fault") => Some(Backend::Cpu),
+                Some(prefix) => Backend::from_name(prefix),
+                None => None,
+            };
+            if let Some(be) = be {
+                if !discover.contains(&be) {
+                    discover.push(be);
+                }
+            }
+        }
+    }
+    if !discover.is_empty() {
         if !discover.contains(&Backend::Cpu) {
             discover.push(Backend::Cpu);
         }
