@@ -279,6 +279,21 @@ fn a_piped_input_larger_than_the_memory_copy_reads_like_a_file() {
 }
 
 #[test]
+fn a_path_that_is_a_stream_is_read_once_and_copied() {
+    // /dev/stdin is a pipe here, as `<(command)` or a FIFO would be: it cannot be rewound.
+    let line = "A".repeat(81);
+    let out = curlpow()
+        .args(["hash", "/dev/stdin"])
+        .write_stdin(format!("{line}\n{line}\n"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 2);
+}
+
+#[test]
 fn a_folder_is_not_an_input() {
     curlpow()
         .args(["hash", env!("CARGO_MANIFEST_DIR")])

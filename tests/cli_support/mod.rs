@@ -103,6 +103,8 @@ pub fn run_measured(cmd: Command, stdin: &[u8]) -> Run {
     run
 }
 
+// The child is reaped by wait4 (which also reports its resource use), not by Child::wait.
+#[allow(clippy::zombie_processes)]
 fn spawn_and_wait(mut cmd: Command, stdin: &[u8]) -> Run {
     if !cmd.get_envs().any(|(k, _)| k == "CURLPOW_THREADS") {
         cmd.env("CURLPOW_THREADS", "2");

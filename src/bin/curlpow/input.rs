@@ -3,8 +3,9 @@
 //! The input is read more than once instead of being kept: pass 1 checks every line and names
 //! the bad ones on stderr as it meets them (at most [`NAMED_BAD_LINES`], the rest counted); only
 //! when every line is good do the later passes compute and write. A file (or a standard input
-//! redirected from one) is read again from its start; a pipe is copied as it is read, into
-//! memory up to [`SPOOL_IN_MEMORY`] bytes and past that into an unnamed temporary file.
+//! redirected from one) is read again from its start; a stream (a pipe, a FIFO, a terminal) is
+//! copied as it is read, into memory up to [`SPOOL_IN_MEMORY`] bytes and past that into an
+//! unlinked temporary file.
 
 use std::fmt::Display;
 use std::fs::File;
@@ -20,7 +21,7 @@ use crate::output::errln;
 
 /// How many bad lines are named on stderr; the others are counted.
 pub const NAMED_BAD_LINES: u64 = 100;
-/// A piped input is kept in memory up to this size, then in a temporary file.
+/// A streamed input is kept in memory up to this size, then in a temporary file.
 pub const SPOOL_IN_MEMORY: usize = 1 << 20;
 const READ_BUFFER: usize = 64 << 10;
 
@@ -38,9 +39,9 @@ pub struct Input {
 enum Source {
     /// A regular file, read again from `start` on every pass.
     File { file: File, start: u64 },
-    /// A pipe, not read yet.
-    Pipe,
-    /// A pipe read once, its bytes kept.
+    /// A stream (a pipe, a terminal, a FIFO, a device), not read yet.
+    Stream(Option<Box<dyn Read>>),
+    /// A stream read once, its bytes kept.
     Spooled(Spool),
 }
 
@@ -51,12 +52,17 @@ impl Input {
             Some(p) if p.as_os_str() != "-" => {
                 let bad = |e: io::Error| UsageError(format!("cannot read {}: {e}", p.display()));
                 let file = File::open(p).map_err(bad)?;
-                if file.metadata().map_err(bad)?.is_dir() {
-                    return Err(
-                        UsageError(format!("cannot read {}: it is a folder", p.display())).into(),
-                    );
+                let meta = file.metadata().map_err(bad)?;
+                if meta.is_dir() {
+                    let e = UsageError(format!("cannot read {}: it is a folder", p.display()));
+                    return Err(e.into());
                 }
-                Source::File { file, start: 0 }
+                if meta.is_file() {
+                    Source::File { file, start: 0 }
+                } else {
+                    // A FIFO, `<(command)`, /dev/stdin: read once, like a pipe.
+                    Source::Stream(Some(Box::new(file)))
+                }
             }
             _ => stdin_source(),
         };
@@ -69,21 +75,18 @@ impl Input {
         max_bytes: usize,
         mut f: impl FnMut(Line<'_>) -> Result<()>,
     ) -> Result<()> {
+        let buffered = |r| BufReader::with_capacity(READ_BUFFER, r);
         match &mut self.source {
             Source::File { file, start } => {
                 file.seek(SeekFrom::Start(*start))
                     .context("rewinding the input")?;
-                read_lines(
-                    BufReader::with_capacity(READ_BUFFER, &*file),
-                    max_bytes,
-                    &mut f,
-                )
-                .context("reading the input")
+                read_lines(buffered(&*file), max_bytes, &mut f).context("reading the input")
             }
-            Source::Pipe => {
+            Source::Stream(from) => {
+                let from = from.take().context("the input was already read")?;
                 let mut spool = Spool::default();
                 let tee = Tee {
-                    from: io::stdin().lock(),
+                    from,
                     to: &mut spool,
                 };
                 read_lines(
@@ -91,20 +94,16 @@ impl Input {
                     max_bytes,
                     &mut f,
                 )
-                .context("reading standard input")?;
+                .context("reading the input")?;
                 self.source = Source::Spooled(spool);
                 Ok(())
             }
             Source::Spooled(spool) => match &mut spool.file {
                 Some(file) => {
                     file.seek(SeekFrom::Start(0))
-                        .context("rewinding the copy of standard input")?;
-                    read_lines(
-                        BufReader::with_capacity(READ_BUFFER, &*file),
-                        max_bytes,
-                        &mut f,
-                    )
-                    .context("reading the copy of standard input")
+                        .context("rewinding the copy of the input")?;
+                    read_lines(buffered(&*file), max_bytes, &mut f)
+                        .context("reading the copy of the input")
                 }
                 None => read_lines(&spool.memory[..], max_bytes, &mut f),
             },
@@ -113,7 +112,7 @@ impl Input {
 }
 
 /// Standard input: a regular file is read again from where it stood; anything else (a pipe, a
-/// terminal) is a pipe.
+/// terminal) is a stream.
 fn stdin_source() -> Source {
     #[cfg(unix)]
     {
@@ -127,7 +126,7 @@ fn stdin_source() -> Source {
             }
         }
     }
-    Source::Pipe
+    Source::Stream(Some(Box::new(io::stdin().lock())))
 }
 
 fn read_lines(
@@ -142,7 +141,7 @@ fn read_lines(
     Ok(())
 }
 
-/// The bytes of a piped input: in memory, then in a temporary file once they outgrow
+/// The bytes of a streamed input: in memory, then in a temporary file once they outgrow
 /// [`SPOOL_IN_MEMORY`] (or in memory still, when no temporary file can be made).
 #[derive(Default)]
 struct Spool {
@@ -162,7 +161,7 @@ impl Write for Spool {
                 }
                 Err(e) => {
                     errln!(
-                        "curlpow: note: no temporary file for standard input ({e}): keeping it \
+                        "curlpow: note: no temporary file for the input ({e}): keeping it \
                          in memory"
                     );
                     self.no_file = true;
@@ -212,9 +211,9 @@ struct Tee<'a, R> {
 impl<R: Read> Read for Tee<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.from.read(buf)?;
-        self.to.write_all(&buf[..n]).map_err(|e| {
-            io::Error::new(e.kind(), format!("keeping a copy of standard input: {e}"))
-        })?;
+        self.to
+            .write_all(&buf[..n])
+            .map_err(|e| io::Error::new(e.kind(), format!("keeping a copy of the input: {e}")))?;
         Ok(n)
     }
 }
