@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suite with every backend this machine can build: wgpu always (it links nothing),
-# OpenCL when libOpenCL's development files are installed (apt-get install ocl-icd-opencl-dev).
+# OpenCL when libOpenCL's development files are installed (apt-get install ocl-icd-opencl-dev),
+# and the fault-injection test hook (CURLPOW_INJECT_FAULT) for the CLI's fault tests.
 # GPU tests skip with a message when no driver answers, unless CURLPOW_REQUIRE_BACKENDS names
 # the backend (CI sets CURLPOW_REQUIRE_BACKENDS=opencl,wgpu).
 set -euo pipefail
@@ -12,9 +13,9 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
     chmod 700 "$XDG_RUNTIME_DIR"
     export XDG_RUNTIME_DIR
 fi
-features="wgpu"
+features="wgpu,fault-injection"
 if pkg-config --exists OpenCL 2>/dev/null || compgen -G "/usr/lib/*/libOpenCL.so" >/dev/null; then
-    features="wgpu,opencl"
+    features="wgpu,opencl,fault-injection"
 else
     echo "note: libOpenCL.so not found: building without the opencl backend (apt-get install ocl-icd-opencl-dev)" >&2
 fi

@@ -2,12 +2,14 @@
 
 use std::time::Duration;
 
-/// What is wrong with a tryte string.
+/// What is wrong with a tryte string. Every column is 1-based and counted in characters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TryteError {
-    /// A character outside `9A-Z` (lowercase letters included).
-    #[error("column {column}: {found:?} is not a tryte (expected 9 or A-Z)")]
+    /// A character outside `9A-Z` (lowercase letters included). The message names it, with its
+    /// code point when it is invisible, not printable or not ASCII (a NUL, a no-break space, a
+    /// byte order mark, a vertical tab, …).
+    #[error("column {column}: {} is not a tryte (expected 9 or A-Z{})", describe_char(*.found), char_hint(*.found))]
     BadChar {
         /// 1-based column, counted in characters.
         column: usize,
@@ -22,6 +24,73 @@ pub enum TryteError {
         /// What was expected, in words (e.g. "2673" or "a multiple of 81").
         expected: &'static str,
     },
+    /// Bytes that are not UTF-8 text (met where a line of trytes is read from bytes).
+    #[error("column {column}: byte 0x{byte:02X} is not UTF-8 text (expected 9 or A-Z)")]
+    NotUtf8 {
+        /// 1-based column of the bad byte, counted in the characters before it.
+        column: usize,
+        /// The first byte that is not part of a UTF-8 character.
+        byte: u8,
+    },
+}
+
+/// A character as an error message names it: `'a'` when it is printable ASCII, `'é' (U+00E9)`
+/// when printable elsewhere, and `U+FEFF (byte order mark)` when it is invisible or a control.
+fn describe_char(c: char) -> String {
+    let code = c as u32;
+    if let Some(name) = invisible_name(c) {
+        return format!("U+{code:04X} ({name})");
+    }
+    if c.is_ascii_graphic() {
+        format!("'{c}'")
+    } else {
+        format!("'{c}' (U+{code:04X})")
+    }
+}
+
+/// The name of a character that prints as nothing (or as something it is not).
+fn invisible_name(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\0' => "NUL",
+        '\t' => "tab",
+        '\n' => "line feed",
+        '\u{b}' => "vertical tab",
+        '\u{c}' => "form feed",
+        '\r' => "carriage return",
+        ' ' => "space",
+        '\u{7f}' => "delete",
+        '\u{a0}' => "no-break space",
+        '\u{ad}' => "soft hyphen",
+        '\u{200b}' => "zero-width space",
+        '\u{200c}' => "zero-width non-joiner",
+        '\u{200d}' => "zero-width joiner",
+        '\u{200e}' | '\u{200f}' => "direction mark",
+        '\u{2028}' => "line separator",
+        '\u{2029}' => "paragraph separator",
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => "direction control",
+        '\u{2060}' => "word joiner",
+        '\u{feff}' => "byte order mark",
+        '\u{fffd}' => "replacement character: the text was not valid where it came from",
+        c if c.is_control() => "control character",
+        c if c.is_whitespace() => "space character",
+        '\u{2061}'..='\u{2064}' | '\u{206a}'..='\u{206f}' | '\u{fff9}'..='\u{fffb}' => {
+            "invisible format character"
+        }
+        '\u{e0000}'..='\u{e007f}' => "tag character",
+        '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' => "variation selector",
+        _ => return None,
+    })
+}
+
+/// A hint after "expected 9 or A-Z" for the characters people most often send by mistake.
+fn char_hint(c: char) -> &'static str {
+    match c {
+        'a'..='z' => "; lowercase letters are not trytes",
+        '0'..='8' => "; 9 is the only digit in the tryte alphabet",
+        ' ' | '\t' => "; no spaces or tabs, at a line's edges either",
+        '\n' | '\r' => "; one line end may follow the trytes, no more",
+        _ => "",
+    }
 }
 
 /// Every error the library returns.

@@ -42,6 +42,8 @@ mod curl;
 pub mod device;
 mod engine;
 mod error;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 #[cfg(any(feature = "opencl", feature = "wgpu"))]
 mod gpu;
 mod host_threads;

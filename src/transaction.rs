@@ -112,9 +112,23 @@ impl std::fmt::Debug for Transaction {
 }
 
 impl Transaction {
-    /// Parse 2673 trytes.
+    /// Parse 2673 trytes, optionally followed by one line end (`\n` or `\r\n`), so that a file
+    /// holding one transaction parses as read. Anything else is an error that says what is wrong:
+    /// the first character that is not a tryte (1-based column, with its code point when it is
+    /// invisible), else the length.
+    ///
+    /// ```
+    /// use curlpow::Transaction;
+    /// let line = format!("{}\r\n", "9".repeat(2673));
+    /// assert!(line.parse::<Transaction>().is_ok());
+    /// let e = format!("{}\n\n", "9".repeat(2673)).parse::<Transaction>().unwrap_err();
+    /// assert!(e.to_string().starts_with("column 2674: U+000A (line feed) is not a tryte"));
+    /// let e = "ABC".parse::<Transaction>().unwrap_err();
+    /// assert_eq!(e.to_string(), "length 3 trytes, expected 2673");
+    /// ```
     pub fn from_trytes(trytes: &str) -> Result<Self, Error> {
-        let n = trytes.chars().count();
+        let trytes = strip_line_end(trytes);
+        let n = trinary::check_trytes(trytes)?;
         if n != TRANSACTION_TRYTES {
             return Err(TryteError::Length {
                 found: n,
@@ -194,6 +208,13 @@ impl Transaction {
     }
 }
 
+/// `s` without one trailing `\n` or `\r\n`.
+fn strip_line_end(s: &str) -> &str {
+    s.strip_suffix("\r\n")
+        .or_else(|| s.strip_suffix('\n'))
+        .unwrap_or(s)
+}
+
 impl FromStr for Transaction {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
@@ -215,6 +236,35 @@ mod tests {
             end = r.end;
         }
         assert_eq!(end, TRANSACTION_TRITS);
+    }
+
+    #[test]
+    fn one_line_end_is_accepted_and_no_more() {
+        let t = "9".repeat(2673);
+        for ok in [t.clone(), format!("{t}\n"), format!("{t}\r\n")] {
+            assert_eq!(Transaction::from_trytes(&ok).unwrap().to_trytes(), t);
+        }
+        for (bad, msg) in [
+            (format!("{t}\n\n"), "column 2674: U+000A (line feed)"),
+            (format!("{t}\r"), "column 2674: U+000D (carriage return)"),
+            (format!("{t}\n\r\n"), "column 2674: U+000A (line feed)"),
+            (format!("{t} \n"), "column 2674: U+0020 (space)"),
+            (format!(" {t}"), "column 1: U+0020 (space)"),
+            (format!("\u{feff}{t}"), "column 1: U+FEFF (byte order mark)"),
+            (format!("{}\u{0}", &t[1..]), "column 2673: U+0000 (NUL)"),
+        ] {
+            let e = Transaction::from_trytes(&bad).unwrap_err().to_string();
+            assert!(e.starts_with(msg), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_example_file_parses_as_read() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/transaction.trytes");
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.ends_with('\n'));
+        let tx: Transaction = text.parse().unwrap();
+        assert_eq!(tx.to_trytes(), text.trim_end());
     }
 
     #[test]

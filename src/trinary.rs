@@ -48,26 +48,37 @@ pub fn tryte_value_to_trits(v: i8) -> [Trit; 3] {
 }
 
 /// Parse a string of trytes into trits. The error names the first bad character and its
-/// column (1-based, in characters).
+/// column (1-based, in characters), with its code point when it is invisible or not ASCII.
 ///
 /// ```
 /// let trits = curlpow::trytes_to_trits("9AZ").unwrap();
 /// assert_eq!(trits, vec![0, 0, 0, 1, 0, 0, -1, 0, 0]);
+/// let e = curlpow::trytes_to_trits("9A\u{feff}").unwrap_err();
+/// assert_eq!(
+///     e.to_string(),
+///     "column 3: U+FEFF (byte order mark) is not a tryte (expected 9 or A-Z)"
+/// );
 /// assert!(curlpow::trytes_to_trits("9a").is_err());
 /// ```
 pub fn trytes_to_trits(trytes: &str) -> Result<Vec<Trit>, Error> {
+    check_trytes(trytes)?;
     let mut out = Vec::with_capacity(trytes.len() * 3);
-    for (i, ch) in trytes.chars().enumerate() {
-        let v = u8::try_from(ch)
-            .ok()
-            .and_then(tryte_value)
-            .ok_or(TryteError::BadChar {
-                column: i + 1,
-                found: ch,
-            })?;
-        out.extend_from_slice(&tryte_value_to_trits(v));
+    for &c in trytes.as_bytes() {
+        out.extend_from_slice(&tryte_value_to_trits(tryte_value(c).unwrap_or(0)));
     }
     Ok(out)
+}
+
+/// The number of trytes in `s`, or the first character that is not one. Every character before
+/// the first bad one is an ASCII tryte, so its byte index is its character index.
+pub(crate) fn check_trytes(s: &str) -> Result<usize, TryteError> {
+    match s.bytes().position(|b| tryte_value(b).is_none()) {
+        None => Ok(s.len()),
+        Some(i) => Err(TryteError::BadChar {
+            column: i + 1,
+            found: s[i..].chars().next().unwrap_or('\u{fffd}'),
+        }),
+    }
 }
 
 /// Write trits as trytes. The length must be a multiple of 3 and every value a trit.
@@ -152,6 +163,31 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn invisible_characters_are_named_with_their_code_point() {
+        for (input, column, named) in [
+            ("\u{0}", 1, "U+0000 (NUL)"),
+            ("99\u{a0}", 3, "U+00A0 (no-break space)"),
+            ("\u{feff}9", 1, "U+FEFF (byte order mark)"),
+            ("9\u{b}", 2, "U+000B (vertical tab)"),
+            ("9 ", 2, "U+0020 (space)"),
+            ("9\t", 2, "U+0009 (tab)"),
+            ("9\u{200b}", 2, "U+200B (zero-width space)"),
+            ("9\u{1}", 2, "U+0001 (control character)"),
+            ("9\u{3000}", 2, "U+3000 (space character)"),
+            ("9é", 2, "'é' (U+00E9)"),
+            ("9a", 2, "'a'"),
+        ] {
+            let e = trytes_to_trits(input).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("column {column}: {named} is not a tryte")),
+                "{input:?}: {e}"
+            );
+        }
+        let e = trytes_to_trits("9a").unwrap_err().to_string();
+        assert!(e.contains("lowercase"), "{e}");
     }
 
     #[test]

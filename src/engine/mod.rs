@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 mod bench;
 mod builder;
+mod estimate;
 mod options;
 
 pub use bench::{bench_transaction, BenchResult};
@@ -402,13 +403,6 @@ impl Engine {
             )));
         }
         Ok(())
-    }
-
-    /// The combined speed, in nonces per second, of the devices a selection allows: measured
-    /// where they have worked, the backends' estimates where not.
-    pub fn nonces_per_second(&self, sel: &Selection) -> f64 {
-        let reg = &self.inner.registry;
-        reg.rate_of(&reg.allowed(sel))
     }
 
     /// Every device with its statistics for this process.

@@ -1,15 +1,20 @@
-//! The options every device-using command shares, and building the engine from them.
+//! The options every device-using command shares: checked before any input is read
+//! ([`EngineArgs::check`]: names, bounds, environment variables, nothing discovered), then the
+//! engine they describe, built only when there is work ([`build_engine`]).
 
 use anyhow::Result;
 use clap::Args;
 use curlpow::{Backend, CpuKernel, Engine, Selection};
 
 use crate::exit::UsageError;
+use crate::output::errln;
+use crate::values;
 
 #[derive(Args, Clone)]
 pub struct EngineArgs {
-    /// CPU worker threads [default: CURLPOW_THREADS, else all cores].
-    #[arg(long)]
+    /// CPU worker threads, 1 to 4 per logical CPU (at least 64) [default: CURLPOW_THREADS, else
+    /// all cores].
+    #[arg(long, value_parser = values::threads)]
     pub threads: Option<usize>,
     /// Force a CPU kernel: portable, avx2, avx512 [default: CURLPOW_CPU_KERNEL, else the fastest].
     #[arg(long)]
@@ -38,39 +43,140 @@ pub struct EngineArgs {
     pub verbose: bool,
 }
 
-/// Build the engine the arguments describe, and the selection they make.
-pub fn build_engine(a: &EngineArgs) -> Result<(Engine, Selection)> {
-    let mut b = Engine::builder().pin_threads(a.pin);
-    let mut backends = Vec::new();
-    if let Some(n) = a.threads {
-        if n == 0 {
-            return Err(UsageError("--threads must be at least 1".into()).into());
+/// What [`EngineArgs::check`] found valid, ready to build from.
+pub struct Checked {
+    threads: Option<usize>,
+    kernel: Option<CpuKernel>,
+    backends: Vec<Backend>,
+    #[cfg(feature = "fault-injection")]
+    faults: Vec<curlpow::fault::FaultSpec>,
+}
+
+impl EngineArgs {
+    /// Every name and bound the options and environment variables hold, checked without
+    /// discovering a device: a bad one is a usage error even when the input is empty.
+    pub fn check(&self) -> Result<Checked> {
+        let threads = match self.threads {
+            Some(n) => Some(n),
+            None if std::env::var_os("CURLPOW_THREADS").is_some() => {
+                let n = curlpow::cpu::default_threads()?;
+                Some(values::check_threads("CURLPOW_THREADS=", n).map_err(UsageError)?)
+            }
+            None => None,
+        };
+        let kernel = match &self.kernel {
+            Some(k) => Some(CpuKernel::from_name(k)?),
+            None => {
+                CpuKernel::from_env().map_err(|e| UsageError(format!("CURLPOW_CPU_KERNEL: {e}")))?
+            }
+        };
+        let mut backends = Vec::new();
+        for name in &self.backend {
+            let be = Backend::from_name(name).ok_or_else(|| {
+                UsageError(format!(
+                    "unknown backend {name:?} (known: cpu, opencl, wgpu)"
+                ))
+            })?;
+            check_compiled(be, &format!("--backend {name}"))?;
+            if !backends.contains(&be) {
+                backends.push(be);
+            }
         }
+        for id in &self.device {
+            check_device_id("--device", id)?;
+        }
+        for id in &self.exclude {
+            check_device_id("--exclude", id)?;
+        }
+        #[cfg(feature = "fault-injection")]
+        let faults = curlpow::fault::specs_from_env()?;
+        #[cfg(not(feature = "fault-injection"))]
+        if std::env::var_os("CURLPOW_INJECT_FAULT").is_some() {
+            errln!(
+                "curlpow: note: CURLPOW_INJECT_FAULT is ignored: this binary was built without \
+                 the fault-injection feature"
+            );
+        }
+        Ok(Checked {
+            threads,
+            kernel,
+            backends,
+            #[cfg(feature = "fault-injection")]
+            faults,
+        })
+    }
+}
+
+fn check_compiled(be: Backend, what: &str) -> Result<(), UsageError> {
+    if be.compiled() {
+        Ok(())
+    } else {
+        Err(UsageError(format!(
+            "{what}: backend {be} is not compiled into this binary (rebuild with --features {be})"
+        )))
+    }
+}
+
+/// A device id's shape: `cpu`, `opencl:P:D`, `wgpu:N` (and `fault:N` in fault-injection
+/// builds). Whether the device exists is known only after discovery.
+fn check_device_id(flag: &str, id: &str) -> Result<(), UsageError> {
+    let num = |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
+    let parts: Vec<&str> = id.split(':').collect();
+    let backend = match parts.as_slice() {
+        ["cpu"] => Some(Backend::Cpu),
+        ["opencl", p, d] if num(p) && num(d) => Some(Backend::Opencl),
+        ["wgpu", n] if num(n) => Some(Backend::Wgpu),
+        ["fault", n] if cfg!(feature = "fault-injection") && num(n) => None,
+        _ => {
+            return Err(UsageError(format!(
+                "{flag} {id:?} is not a device id (ids look like cpu, opencl:0:0, wgpu:0; \
+                 `curlpow devices` lists this host's)"
+            )))
+        }
+    };
+    match backend {
+        Some(be) => check_compiled(be, &format!("{flag} {id}")),
+        None => Ok(()),
+    }
+}
+
+/// Build the engine the checked arguments describe, and the selection they make.
+pub fn build_engine(a: &EngineArgs, c: &Checked) -> Result<(Engine, Selection)> {
+    let mut b = Engine::builder().pin_threads(a.pin);
+    if let Some(n) = c.threads {
         b = b.threads(n);
     }
-    if let Some(k) = &a.kernel {
-        b = b.cpu_kernel(CpuKernel::from_name(k)?);
+    if let Some(k) = c.kernel {
+        b = b.cpu_kernel(k);
     }
-    for name in &a.backend {
-        let be = Backend::from_name(name).ok_or_else(|| {
-            UsageError(format!(
-                "unknown backend {name:?} (known: cpu, opencl, wgpu)"
-            ))
-        })?;
-        if !be.compiled() {
-            return Err(UsageError(format!(
-                "backend {be} is not compiled into this binary (rebuild with --features {be})"
-            ))
-            .into());
-        }
-        backends.push(be);
+    #[cfg(feature = "fault-injection")]
+    for (i, spec) in c.faults.iter().enumerate() {
+        b = b.add_device(curlpow::fault::FaultDevice::new(i, *spec));
     }
+    let backends = c.backends.clone();
     // Naming a software device (PoCL, lavapipe) or a GPU backend on a host without GPUs must
     // find it, so naming devices lets software drivers be discovered.
     let software = a.software || !a.device.is_empty();
     b = b.include_software(software).force_32bit_lanes(a.wgpu_32bit);
-    if !backends.is_empty() {
-        let mut discover = backends.clone();
+    // Discover only what can be used: the named backends, else the backends of the named
+    // devices (`--device cpu` loads no GPU driver), else every compiled one.
+    let mut discover = backends.clone();
+    if discover.is_empty() {
+        for id in &a.device {
+            let be = match id.split(':').next() {
+                // Test devices are added, not discovered.
+                Some("fault") => Some(Backend::Cpu),
+                Some(prefix) => Backend::from_name(prefix),
+                None => None,
+            };
+            if let Some(be) = be {
+                if !discover.contains(&be) {
+                    discover.push(be);
+                }
+            }
+        }
+    }
+    if !discover.is_empty() {
         if !discover.contains(&Backend::Cpu) {
             discover.push(Backend::Cpu);
         }
@@ -87,7 +193,7 @@ pub fn build_engine(a: &EngineArgs) -> Result<(Engine, Selection)> {
     if !software && !sel.backends.is_empty() && engine.check_selection(&sel).is_err() {
         let again = b.include_software(true).build()?;
         if again.check_selection(&sel).is_ok() {
-            eprintln!("curlpow: note: no hardware device for the selected backend; using its software driver");
+            errln!("curlpow: note: no hardware device for the selected backend; using its software driver");
             engine = again;
         }
     }
@@ -95,7 +201,7 @@ pub fn build_engine(a: &EngineArgs) -> Result<(Engine, Selection)> {
     // the caller asked for devices; a plain `pow` on a headless box stays quiet.
     if a.verbose || !a.backend.is_empty() || !a.device.is_empty() {
         for w in engine.discovery_warnings() {
-            eprintln!("curlpow: note: {w}");
+            errln!("curlpow: note: {w}");
         }
     }
     engine

@@ -1,13 +1,29 @@
-//! Reading the input of `pow`, `hash` and `verify`: one item a line, every bad line named.
+//! Reading the input of `pow`, `hash` and `verify` in bounded memory.
+//!
+//! The input is read more than once instead of being kept: pass 1 checks every line and names
+//! the bad ones on stderr as it meets them (at most [`NAMED_BAD_LINES`], the rest counted); only
+//! when every line is good do the later passes compute and write. A file (or a standard input
+//! redirected from one) is read again from its start; a stream (a pipe, a FIFO, a terminal) is
+//! copied as it is read, into memory up to [`SPOOL_IN_MEMORY`] bytes and past that into an
+//! unlinked temporary file.
 
-use std::io::Read;
+use std::fmt::Display;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use curlpow::Error;
 
 use crate::exit::UsageError;
+use crate::line_reader::{Line, LineReader};
+use crate::output::errln;
+
+/// How many bad lines are named on stderr; the others are counted.
+pub const NAMED_BAD_LINES: u64 = 100;
+/// A streamed input is kept in memory up to this size, then in a temporary file.
+pub const SPOOL_IN_MEMORY: usize = 1 << 20;
+const READ_BUFFER: usize = 64 << 10;
 
 #[derive(Args)]
 pub struct InputArg {
@@ -15,62 +31,254 @@ pub struct InputArg {
     pub file: Option<PathBuf>,
 }
 
-/// Read the whole input; a missing file is a usage error.
-pub fn read_input(file: &Option<PathBuf>) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    match file {
-        Some(p) if p.as_os_str() != "-" => {
-            buf = std::fs::read(p)
-                .map_err(|e| UsageError(format!("cannot read {}: {e}", p.display())))?;
-        }
-        _ => {
-            std::io::stdin()
-                .read_to_end(&mut buf)
-                .context("reading standard input")?;
-        }
-    }
-    Ok(buf)
+/// A re-readable input.
+pub struct Input {
+    source: Source,
 }
 
-/// Non-blank lines with their 1-based numbers; CR and surrounding blanks removed.
-fn lines(input: &[u8]) -> Vec<(usize, Result<&str, String>)> {
-    input
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .filter_map(|(i, l)| {
-            let l = l.trim_ascii();
-            if l.is_empty() {
-                return None;
+enum Source {
+    /// A regular file, read again from `start` on every pass.
+    File { file: File, start: u64 },
+    /// A stream (a pipe, a terminal, a FIFO, a device), not read yet.
+    Stream(Option<Box<dyn Read>>),
+    /// A stream read once, its bytes kept.
+    Spooled(Spool),
+}
+
+impl Input {
+    /// Open the input; a file that cannot be opened is a usage error.
+    pub fn open(arg: &InputArg) -> Result<Input> {
+        let source = match &arg.file {
+            Some(p) if p.as_os_str() != "-" => {
+                let bad = |e: io::Error| UsageError(format!("cannot read {}: {e}", p.display()));
+                let file = File::open(p).map_err(bad)?;
+                let meta = file.metadata().map_err(bad)?;
+                if meta.is_dir() {
+                    let e = UsageError(format!("cannot read {}: it is a folder", p.display()));
+                    return Err(e.into());
+                }
+                if meta.is_file() {
+                    Source::File { file, start: 0 }
+                } else {
+                    // A FIFO, `<(command)`, /dev/stdin: read once, like a pipe.
+                    Source::Stream(Some(Box::new(file)))
+                }
             }
-            Some((
-                i + 1,
-                std::str::from_utf8(l).map_err(|e| format!("not UTF-8 text: {e}")),
-            ))
-        })
-        .collect()
-}
+            _ => stdin_source(),
+        };
+        Ok(Input { source })
+    }
 
-/// Report every bad line, or return the parsed values.
-pub fn parse_all<T>(
-    input: &[u8],
-    parse: impl Fn(&str) -> Result<T, Error>,
-) -> Result<Vec<T>, UsageError> {
-    let mut ok = Vec::new();
-    let mut bad = Vec::new();
-    for (n, l) in lines(input) {
-        match l.and_then(|s| parse(s).map_err(|e| e.to_string())) {
-            Ok(v) => ok.push(v),
-            Err(e) => bad.push(format!("line {n}: {e}")),
+    /// Call `f` on every non-empty line, lines over `max_bytes` measured instead of kept.
+    pub fn for_each_line(
+        &mut self,
+        max_bytes: usize,
+        mut f: impl FnMut(Line<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let buffered = |r| BufReader::with_capacity(READ_BUFFER, r);
+        match &mut self.source {
+            Source::File { file, start } => {
+                file.seek(SeekFrom::Start(*start))
+                    .context("rewinding the input")?;
+                read_lines(buffered(&*file), max_bytes, &mut f).context("reading the input")
+            }
+            Source::Stream(from) => {
+                let from = from.take().context("the input was already read")?;
+                let mut spool = Spool::default();
+                let tee = Tee {
+                    from,
+                    to: &mut spool,
+                };
+                read_lines(
+                    BufReader::with_capacity(READ_BUFFER, tee),
+                    max_bytes,
+                    &mut f,
+                )
+                .context("reading the input")?;
+                self.source = Source::Spooled(spool);
+                Ok(())
+            }
+            Source::Spooled(spool) => match &mut spool.file {
+                Some(file) => {
+                    file.seek(SeekFrom::Start(0))
+                        .context("rewinding the copy of the input")?;
+                    read_lines(buffered(&*file), max_bytes, &mut f)
+                        .context("reading the copy of the input")
+                }
+                None => read_lines(&spool.memory[..], max_bytes, &mut f),
+            },
         }
     }
-    if bad.is_empty() {
-        Ok(ok)
-    } else {
-        let n = bad.len();
+}
+
+/// Standard input: a regular file is read again from where it stood; anything else (a pipe, a
+/// terminal) is a stream.
+fn stdin_source() -> Source {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Ok(fd) = io::stdin().as_fd().try_clone_to_owned() {
+            let mut file = File::from(fd);
+            if file.metadata().is_ok_and(|m| m.is_file()) {
+                if let Ok(start) = file.stream_position() {
+                    return Source::File { file, start };
+                }
+            }
+        }
+    }
+    Source::Stream(Some(Box::new(io::stdin().lock())))
+}
+
+fn read_lines(
+    r: impl io::BufRead,
+    max_bytes: usize,
+    f: &mut impl FnMut(Line<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut lines = LineReader::new(r, max_bytes);
+    while let Some(line) = lines.next_line()? {
+        f(line)?;
+    }
+    Ok(())
+}
+
+/// The bytes of a streamed input: in memory, then in a temporary file once they outgrow
+/// [`SPOOL_IN_MEMORY`] (or in memory still, when no temporary file can be made).
+#[derive(Default)]
+struct Spool {
+    memory: Vec<u8>,
+    file: Option<File>,
+    no_file: bool,
+}
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.file.is_none() && !self.no_file && self.memory.len() + buf.len() > SPOOL_IN_MEMORY {
+            match temp_file() {
+                Ok(mut f) => {
+                    f.write_all(&self.memory)?;
+                    self.memory = Vec::new();
+                    self.file = Some(f);
+                }
+                Err(e) => {
+                    errln!(
+                        "curlpow: note: no temporary file for the input ({e}): keeping it \
+                         in memory"
+                    );
+                    self.no_file = true;
+                }
+            }
+        }
+        match &mut self.file {
+            Some(f) => f.write_all(buf)?,
+            None => self.memory.extend_from_slice(buf),
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), |f| f.flush())
+    }
+}
+
+/// A new file in the temporary folder, readable by this user only, unlinked at once (it lives
+/// as long as the handle).
+fn temp_file() -> io::Result<File> {
+    let dir = std::env::temp_dir();
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true).write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    for k in 0..100u32 {
+        let path = dir.join(format!("curlpow-stdin-{}-{k}", std::process::id()));
+        match opts.open(&path) {
+            Ok(f) => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no free temporary file name"))
+}
+
+/// Reads `from`, copying every byte read into `to`.
+struct Tee<'a, R> {
+    from: R,
+    to: &'a mut Spool,
+}
+
+impl<R: Read> Read for Tee<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.from.read(buf)?;
+        self.to
+            .write_all(&buf[..n])
+            .map_err(|e| io::Error::new(e.kind(), format!("keeping a copy of the input: {e}")))?;
+        Ok(n)
+    }
+}
+
+/// The bad lines of pass 1: each named on stderr as it is found, up to [`NAMED_BAD_LINES`],
+/// the rest counted; nothing is kept.
+#[derive(Default)]
+pub struct BadLines {
+    total: u64,
+}
+
+impl BadLines {
+    /// Report line `number`.
+    pub fn report(&mut self, number: usize, what: impl Display) {
+        self.total += 1;
+        if self.total <= NAMED_BAD_LINES {
+            errln!("curlpow: line {number}: {what}");
+        }
+    }
+
+    /// Ok when no line was bad; else the usage error that ends the command (exit 2).
+    pub fn finish(self) -> Result<(), UsageError> {
+        let n = self.total;
+        if n == 0 {
+            return Ok(());
+        }
+        let unnamed = if n > NAMED_BAD_LINES {
+            format!(" (the first {NAMED_BAD_LINES} named above)")
+        } else {
+            String::new()
+        };
         Err(UsageError(format!(
-            "{n} bad input line{}:\n  {}",
-            if n == 1 { "" } else { "s" },
-            bad.join("\n  ")
+            "{n} bad input line{}{unnamed}; nothing written",
+            if n == 1 { "" } else { "s" }
         )))
     }
+}
+
+/// The message for a line longer than a command reads.
+pub fn too_long(chars: u64, bytes: u64, expected: &str) -> String {
+    format!("length {chars} characters ({bytes} bytes), expected {expected}")
+}
+
+/// The message for a line that failed to parse: the parser's error, and how many more
+/// characters of the line are not trytes when the error is a bad character.
+pub fn line_error(line: &str, e: &curlpow::Error) -> String {
+    let mut msg = e.to_string();
+    if let curlpow::Error::Tryte(curlpow::TryteError::BadChar { column, .. }) = e {
+        let more = line
+            .chars()
+            .skip(*column)
+            .filter(|&c| {
+                u8::try_from(c)
+                    .ok()
+                    .and_then(curlpow::trits::tryte_value)
+                    .is_none()
+            })
+            .count();
+        if more > 0 {
+            msg += &format!(
+                "; {more} more character{} on this line {} not trytes",
+                if more == 1 { "" } else { "s" },
+                if more == 1 { "is" } else { "are" }
+            );
+        }
+    }
+    msg
 }

@@ -1,15 +1,19 @@
 //! `curlpow`: Curl-P-81 proof-of-work from the command line.
 //!
 //! Each subcommand lives in `commands/`; the options every device-using command shares and the
-//! engine they build are in `engine_args.rs`; input reading in `input.rs`; exit codes in
-//! `exit.rs`.
+//! engine they build are in `engine_args.rs`; option values in `values.rs`; input reading in
+//! `input.rs` and `line_reader.rs`; standard output in `output.rs`; exit codes in `exit.rs`.
 
 mod commands;
 mod engine_args;
 mod exit;
+mod expected_time;
 mod headless;
 mod input;
+mod line_reader;
+mod output;
 mod progress;
+mod values;
 
 use std::process::ExitCode;
 
@@ -50,7 +54,9 @@ fn main() -> ExitCode {
     match r {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("curlpow: {e:#}");
+            if !exit::is_quiet(&e) {
+                output::errln!("curlpow: {e:#}");
+            }
             exit::code_of(&e)
         }
     }

@@ -23,10 +23,13 @@ impl Progress {
             );
             let start = Instant::now();
             let base = engine.nonces_tried();
+            let hits = || -> u64 { engine.device_report().iter().map(|d| d.stats.hits).sum() };
+            let base_hits = hits();
             while !s.load(Ordering::Relaxed) {
-                let n = engine.nonces_tried() - base;
+                let n = engine.nonces_tried().saturating_sub(base);
                 let rate = n as f64 / start.elapsed().as_secs_f64().max(1e-3);
-                let done: u64 = engine.device_report().iter().map(|d| d.stats.hits).sum();
+                // Each transaction's search ends with one verified hit; never more than the total.
+                let done = hits().saturating_sub(base_hits).min(total as u64);
                 bar.set_message(format!(
                     "{done}/{total} transaction{} done: {n} nonces tried, {:.2} M nonces/s",
                     if total == 1 { "" } else { "s" },

@@ -8,12 +8,14 @@ use clap::Args;
 
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::exit::UsageError;
+use crate::output::Stdout;
+use crate::values;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Seconds to run.
-    #[arg(long, default_value_t = 5.0)]
-    seconds: f64,
+    /// Seconds to run each device, 0.001 to 1e9.
+    #[arg(long, default_value = "5", value_parser = values::bench_seconds)]
+    seconds: Duration,
     /// One JSON object per line.
     #[arg(long)]
     json: bool,
@@ -22,24 +24,23 @@ pub struct BenchArgs {
 }
 
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
-    if !(a.seconds.is_finite() && a.seconds > 0.0) {
-        return Err(UsageError(format!("--seconds {} must be positive", a.seconds)).into());
-    }
     let mut ea = a.engine.clone();
     if ea.backend.is_empty() && ea.device.is_empty() {
         ea.backend.push("cpu".into());
     }
-    let (engine, selection) = build_engine(&ea)?;
+    let checked = ea.check()?;
+    let mut out = Stdout::open()?;
+    let (engine, selection) = build_engine(&ea, &checked)?;
     let devices = engine.select(&selection);
     if devices.is_empty() {
         return Err(UsageError("no device matches the selection".into()).into());
     }
     for info in devices {
-        let r = engine.bench(&info.id, Duration::from_secs_f64(a.seconds))?;
+        let r = engine.bench(&info.id, a.seconds)?;
         if a.json {
-            println!("{}", serde_json::to_string(&r)?);
+            out.line(serde_json::to_string(&r)?)?;
         } else {
-            println!(
+            out.line(format_args!(
                 "{:<12} {:<40} {:>10.3} M nonces/s  ({} nonces in {:.2} s{})",
                 r.device_id,
                 r.device,
@@ -50,8 +51,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                     + &r.threads
                         .map(|t| format!(", {t} threads"))
                         .unwrap_or_default()
-            );
+            ))?;
         }
     }
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }

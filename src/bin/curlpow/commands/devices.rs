@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::engine_args::{build_engine, EngineArgs};
+use crate::output::Stdout;
 
 #[derive(Args)]
 pub struct DevicesArgs {
@@ -20,19 +21,21 @@ pub fn run(a: DevicesArgs) -> Result<ExitCode> {
     let mut ea = a.engine.clone();
     ea.software = true;
     ea.verbose = true;
-    let (engine, _) = build_engine(&ea)?;
+    let checked = ea.check()?;
+    let mut out = Stdout::open()?;
+    let (engine, _) = build_engine(&ea, &checked)?;
     let list = engine.device_report();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        out.line(serde_json::to_string_pretty(&list)?)?;
     } else {
-        println!(
+        out.line(format_args!(
             "{:<14} {:<7} {:<9} {:<10} {:>12}  name",
             "id", "backend", "kind", "kernel", "est. M/s"
-        );
+        ))?;
         for d in &list {
             let kind = serde_json::to_value(d.info.kind)?;
             let kind = kind.as_str().unwrap_or("");
-            println!(
+            out.line(format_args!(
                 "{:<14} {:<7} {:<9} {:<10} {:>12.1}  {}",
                 d.info.id,
                 d.info.backend.name(),
@@ -40,13 +43,14 @@ pub fn run(a: DevicesArgs) -> Result<ExitCode> {
                 d.info.kernel,
                 d.stats.nonces_per_second / 1e6,
                 d.info.name
-            );
+            ))?;
         }
         if list.iter().any(|d| d.info.software) {
-            println!(
-                "(software: a GPU API's driver running on the CPU; used only with --software or --device)"
-            );
+            out.line(
+                "(software: a GPU API's driver running on the CPU; used only with --software or --device)",
+            )?;
         }
     }
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,14 +1,26 @@
 //! `curlpow hash` and `curlpow verify`: hashes and weights, no device needed.
+//!
+//! Two passes over the input ([`crate::input`]): check every line, then compute and write. The
+//! hashes of `hash` are computed a chunk of lines at a time by [`hash_lines`].
 
-use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use clap::Args;
 use curlpow::Transaction;
 
 use crate::exit::UsageError;
-use crate::input::{parse_all, read_input, InputArg};
+use crate::input::{line_error, too_long, BadLines, Input, InputArg};
+use crate::line_reader::{self, Line};
+use crate::output::Stdout;
+
+/// The longest line `hash` reads, in bytes (trytes).
+const MAX_HASH_LINE: usize = 4 << 20;
+/// `verify` reads transactions: lines longer than this are measured, not read.
+const MAX_TX_LINE: usize = 16 << 10;
+/// Lines hashed per [`hash_lines`] call, and the most bytes they may hold together.
+const HASH_CHUNK_LINES: usize = 256;
+const HASH_CHUNK_BYTES: usize = 8 << 20;
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -20,39 +32,127 @@ pub struct VerifyArgs {
 }
 
 pub fn run_hash(a: InputArg) -> Result<ExitCode> {
-    let input = read_input(&a.file)?;
-    let hashes = parse_all(&input, |s| {
-        let n = s.chars().count();
-        if n == 0 || n % 81 != 0 {
-            return Err(curlpow::TryteError::Length {
-                found: n,
-                expected: "a multiple of 81",
+    let mut out = Stdout::open()?;
+    let mut input = Input::open(&a)?;
+    let mut bad = BadLines::default();
+    input.for_each_line(MAX_HASH_LINE, |line| {
+        match line {
+            Line::Text { number, bytes } => {
+                if let Err(msg) = hash_line_text(bytes) {
+                    bad.report(number, msg);
+                }
             }
-            .into());
+            Line::TooLong {
+                number,
+                bytes,
+                chars,
+            } => bad.report(
+                number,
+                too_long(chars, bytes, "at most 4194304 trytes, a multiple of 81"),
+            ),
         }
-        let trits = curlpow::trytes_to_trits(s)?;
-        curlpow::trits_to_trytes(&curlpow::hash(&trits)?)
+        Ok(())
     })?;
-    let mut out = std::io::stdout().lock();
-    for h in hashes {
-        writeln!(out, "{h}")?;
-    }
+    bad.finish()?;
+    let mut chunk: Vec<String> = Vec::new();
+    let mut chunk_bytes = 0;
+    input.for_each_line(MAX_HASH_LINE, |line| {
+        let Line::Text { bytes, .. } = line else {
+            return Err(changed());
+        };
+        let s = hash_line_text(bytes).map_err(|_| changed())?;
+        chunk_bytes += s.len();
+        chunk.push(s.to_string());
+        if chunk.len() == HASH_CHUNK_LINES || chunk_bytes >= HASH_CHUNK_BYTES {
+            flush(&mut chunk, &mut out)?;
+            chunk_bytes = 0;
+        }
+        Ok(())
+    })?;
+    flush(&mut chunk, &mut out)?;
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
-    let input = read_input(&a.input.file)?;
-    curlpow::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
-    let weights = parse_all(&input, |s| s.parse::<Transaction>().map(|t| t.weight()))?;
-    let mut out = std::io::stdout().lock();
-    let mut ok = true;
-    for w in weights {
-        writeln!(out, "{w}")?;
-        ok &= w >= a.mwm;
+/// Hash and write the lines of a chunk, then empty it.
+fn flush(chunk: &mut Vec<String>, out: &mut Stdout) -> Result<()> {
+    for h in hash_lines(chunk)? {
+        out.line(h)?;
     }
+    chunk.clear();
+    Ok(())
+}
+
+/// A `hash` line: trytes, a multiple of 81 of them.
+fn hash_line_text(bytes: &[u8]) -> Result<&str, String> {
+    let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
+    curlpow::trytes_to_trits(s).map_err(|e| line_error(s, &e))?;
+    // Every character is an ASCII tryte now: bytes are trytes.
+    if s.len() % 81 != 0 {
+        return Err(curlpow::TryteError::Length {
+            found: s.len(),
+            expected: "a multiple of 81",
+        }
+        .to_string());
+    }
+    Ok(s)
+}
+
+/// The 81-tryte Curl-P-81 hash of each line (checked trytes, a multiple of 81 each).
+fn hash_lines(lines: &[String]) -> Result<Vec<String>> {
+    lines
+        .iter()
+        .map(|s| {
+            let trits = curlpow::trytes_to_trits(s)?;
+            Ok(curlpow::trits_to_trytes(&curlpow::hash(&trits)?)?)
+        })
+        .collect()
+}
+
+pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
+    curlpow::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
+    let mut out = Stdout::open()?;
+    let mut input = Input::open(&a.input)?;
+    let mut bad = BadLines::default();
+    input.for_each_line(MAX_TX_LINE, |line| {
+        match line {
+            Line::Text { number, bytes } => {
+                if let Err(msg) = parse_tx(bytes) {
+                    bad.report(number, msg);
+                }
+            }
+            Line::TooLong {
+                number,
+                bytes,
+                chars,
+            } => bad.report(number, too_long(chars, bytes, "2673 trytes")),
+        }
+        Ok(())
+    })?;
+    bad.finish()?;
+    let mut ok = true;
+    input.for_each_line(MAX_TX_LINE, |line| {
+        let Line::Text { bytes, .. } = line else {
+            return Err(changed());
+        };
+        let w = parse_tx(bytes).map_err(|_| changed())?.weight();
+        out.line(w)?;
+        ok &= w >= a.mwm;
+        Ok(())
+    })?;
+    out.finish()?;
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+fn parse_tx(bytes: &[u8]) -> Result<Transaction, String> {
+    let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
+    s.parse::<Transaction>().map_err(|e| line_error(s, &e))
+}
+
+fn changed() -> anyhow::Error {
+    anyhow!("the input changed while it was read (a file written to during the run?)")
 }

@@ -1,33 +1,47 @@
 //! `curlpow pow`: nonces for one transaction a line.
+//!
+//! Three passes over the input ([`crate::input`]): check every line; search in chunks of
+//! [`CHUNK`] transactions, keeping only each nonce (27 trytes); write each input line with its
+//! nonce. Memory stays bounded by the chunk, whatever the input's size.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use clap::Args;
-use curlpow::{Engine, Error, PowOptions, Transaction};
+use curlpow::{Engine, Error, Field, PowOptions, Transaction, TRANSACTION_TRYTES};
 
 use crate::engine_args::{build_engine, EngineArgs};
-use crate::exit::UsageError;
-use crate::input::{parse_all, read_input, InputArg};
+use crate::exit::{Stopped, UsageError};
+use crate::expected_time;
+use crate::input::{line_error, too_long, BadLines, Input, InputArg};
+use crate::line_reader::{self, Line};
+use crate::output::{errln, Stdout};
 use crate::progress::Progress;
+use crate::values;
+
+/// Transactions searched per `pow_many` call (their expanded trits live only this long).
+pub const CHUNK: usize = 512;
+/// Lines longer than this are measured, not read (a transaction is 2673 bytes).
+const MAX_LINE: usize = 16 << 10;
+const NONCE_TRYTES: usize = 27;
 
 #[derive(Args)]
 pub struct PowArgs {
     /// Minimum weight magnitude: trailing zero trits of the hash (mainnet 14, testnet 9).
     #[arg(long, default_value_t = 14)]
     mwm: usize,
-    /// Give up after this many seconds in all (exit 3).
-    #[arg(long)]
-    timeout: Option<f64>,
+    /// Give up after this many seconds in all, counted from the first search (exit 3).
+    #[arg(long, value_parser = values::seconds)]
+    timeout: Option<Duration>,
     /// Run each search on every free device at once (lowest latency).
     #[arg(long)]
     latency: bool,
     /// Print per-device statistics to stderr at the end.
     #[arg(long)]
     stats: bool,
-    /// No progress display.
+    /// No progress display and no time estimate (warnings stay).
     #[arg(long, short)]
     quiet: bool,
     #[command(flatten)]
@@ -37,65 +51,184 @@ pub struct PowArgs {
 }
 
 pub fn run(a: PowArgs) -> Result<ExitCode> {
-    let input = read_input(&a.input.file)?;
     curlpow::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
-    let txs = parse_all(&input, |s| s.parse::<Transaction>())?;
-    if txs.is_empty() {
+    let checked = a.engine.check()?;
+    let mut out = Stdout::open()?;
+    let mut input = Input::open(&a.input)?;
+
+    // Pass 1: every line checked, bad ones named as they are found.
+    let mut bad = BadLines::default();
+    let mut count = 0usize;
+    input.for_each_line(MAX_LINE, |line| {
+        match line {
+            Line::Text { number, bytes } => match parse(bytes) {
+                Ok(_) => count += 1,
+                Err(msg) => bad.report(number, msg),
+            },
+            Line::TooLong {
+                number,
+                bytes,
+                chars,
+            } => bad.report(number, too_long(chars, bytes, "2673 trytes")),
+        }
+        Ok(())
+    })?;
+    bad.finish()?;
+    if count == 0 {
+        out.finish()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (engine, selection) = build_engine(&a.engine)?;
+
+    // Pass 2: the searches, one deadline for all of them.
+    let (engine, selection) = build_engine(&a.engine, &checked)?;
+    expected_time::announce(&engine, &selection, a.mwm, count, a.quiet);
+    let started = Instant::now();
     let mut opts = PowOptions::mwm(a.mwm)
         .selection(selection)
         .latency(a.latency);
     if let Some(t) = a.timeout {
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(UsageError(format!("--timeout {t} is not a number of seconds")).into());
+        if let Some(d) = started.checked_add(t) {
+            opts = opts.deadline(d);
         }
-        opts = opts.timeout(Duration::from_secs_f64(t.min(1e9)));
     }
     let progress = (!a.quiet && std::io::stderr().is_terminal())
-        .then(|| Progress::start(engine.clone(), txs.len()));
-    let started = Instant::now();
-    let results = engine.pow_many(&txs, &opts);
+        .then(|| Progress::start(engine.clone(), count));
+    let mut nonces: Vec<[u8; NONCE_TRYTES]> = Vec::with_capacity(count);
+    let mut done = 0usize;
+    let mut chunk: Vec<Transaction> = Vec::with_capacity(CHUNK.min(count));
+    let searched = input.for_each_line(MAX_LINE, |line| {
+        chunk.push(reparse(&line)?);
+        if chunk.len() == CHUNK {
+            search(&engine, &chunk, &opts, &mut nonces, &mut done)?;
+            chunk.clear();
+        }
+        Ok(())
+    });
+    let searched = searched.and_then(|()| search(&engine, &chunk, &opts, &mut nonces, &mut done));
+    drop(chunk);
     if let Some(p) = progress {
         p.finish();
     }
-    let done = results.iter().filter(|r| r.is_ok()).count();
-    let first_err = results.into_iter().collect::<Result<Vec<_>, _>>();
     if a.stats {
         print_stats(&engine);
     }
-    match first_err {
-        Ok(results) => {
-            let mut out = std::io::stdout().lock();
-            for r in &results {
-                writeln!(out, "{}", r.transaction.to_trytes())?;
-            }
-            out.flush()?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e @ Error::Timeout { .. }) => {
-            eprintln!(
-                "curlpow: timed out after {:.2?}: {done} of {} transactions done, nothing written",
+    if let Err(e) = searched {
+        return Err(match e.downcast::<Error>() {
+            Ok(Error::Timeout { .. }) => Stopped(format!(
+                "timed out after {:.2?} (--timeout {} s): {done} of {count} transaction{} done, \
+                 nothing written",
                 started.elapsed(),
-                txs.len()
-            );
-            Err(e.into())
+                a.timeout.unwrap_or_default().as_secs_f64(),
+                if count == 1 { "" } else { "s" }
+            ))
+            .into(),
+            Ok(e) => e.into(),
+            Err(e) => e,
+        });
+    }
+    if nonces.len() != count {
+        return Err(anyhow!(
+            "the input changed while it was read: {count} transactions checked, {} searched",
+            nonces.len()
+        ));
+    }
+
+    // Pass 3: each line with its nonce, in input order.
+    let mut k = 0;
+    input.for_each_line(MAX_LINE, |line| {
+        let Line::Text { bytes, .. } = line else {
+            return Err(changed());
+        };
+        let nonce = nonces.get(k).ok_or_else(changed)?;
+        if bytes.len() != TRANSACTION_TRYTES {
+            return Err(changed());
         }
-        Err(e) => Err(e.into()),
+        out.bytes(&bytes[..TRANSACTION_TRYTES - NONCE_TRYTES])?;
+        out.bytes(nonce)?;
+        out.bytes(b"\n")?;
+        k += 1;
+        Ok(())
+    })?;
+    if k != count {
+        return Err(changed());
+    }
+    out.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line as a transaction, or what is wrong with it.
+fn parse(bytes: &[u8]) -> Result<Transaction, String> {
+    let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
+    s.parse::<Transaction>().map_err(|e| line_error(s, &e))
+}
+
+/// A line of a later pass: pass 1 found it good, so an error means the input changed.
+fn reparse(line: &Line<'_>) -> Result<Transaction> {
+    match line {
+        Line::Text { bytes, .. } => parse(bytes).map_err(|_| changed()),
+        Line::TooLong { .. } => Err(changed()),
+    }
+}
+
+fn changed() -> anyhow::Error {
+    anyhow!("the input changed while it was read (a file written to during the run?)")
+}
+
+/// Search one chunk; each result's nonce kept, the finished searches counted in `done`. The
+/// first error (in input order) ends the run.
+fn search(
+    engine: &Engine,
+    txs: &[Transaction],
+    opts: &PowOptions,
+    nonces: &mut Vec<[u8; NONCE_TRYTES]>,
+    done: &mut usize,
+) -> Result<()> {
+    if txs.is_empty() {
+        return Ok(());
+    }
+    let results = engine.pow_many(txs, opts);
+    *done += results.iter().filter(|r| r.is_ok()).count();
+    let mut first_err = None;
+    for r in results {
+        match r {
+            Ok(r) if first_err.is_none() => {
+                let t = r.transaction.field_trytes(Field::Nonce);
+                let mut n = [0u8; NONCE_TRYTES];
+                n.copy_from_slice(t.as_bytes());
+                nonces.push(n);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match first_err {
+        None => Ok(()),
+        Some(e) => Err(e.into()),
     }
 }
 
 fn print_stats(engine: &Engine) {
-    eprintln!(
+    errln!(
         "{:<14} {:>8} {:>14} {:>6} {:>6} {:>10}",
-        "device", "searches", "nonces", "hits", "errors", "busy"
+        "device",
+        "searches",
+        "nonces",
+        "hits",
+        "errors",
+        "busy"
     );
     for d in engine.device_report() {
         let s = &d.stats;
-        eprintln!(
+        errln!(
             "{:<14} {:>8} {:>14} {:>6} {:>6} {:>9.3}s",
-            d.info.id, s.searches, s.nonces, s.hits, s.errors, s.busy_seconds
+            d.info.id,
+            s.searches,
+            s.nonces,
+            s.hits,
+            s.errors,
+            s.busy_seconds
         );
     }
 }
