@@ -445,3 +445,22 @@ pub extern "C" fn curlpow_version() -> *const c_char {
 pub extern "C" fn curlpow_initialized() -> c_int {
     guard(0, || Ok(c_int::from(state::initialized())))
 }
+
+/// The layouts `include/curlpow.h` declares (LP64); `tests/c/native_test.c` asserts the same
+/// numbers on the C side.
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    #[test]
+    fn layouts_match_the_header() {
+        assert_eq!(size_of::<curlpow_options>(), 48);
+        assert_eq!(offset_of!(curlpow_options, devices), 24);
+        assert_eq!(offset_of!(curlpow_options, report), 40);
+        assert_eq!(size_of::<curlpow_report>(), 80);
+        assert_eq!(size_of::<curlpow_device>(), 256);
+        assert_eq!(offset_of!(curlpow_device, searches), 208);
+        assert_eq!(offset_of!(curlpow_device, healthy), 248);
+    }
+}
