@@ -33,7 +33,8 @@ pub extern "system" fn Java_com_iota_iri_crypto_PearlDiver_exlibInit(
 
 /// `static native boolean exlibSearch(byte[] trits, int mwm, int threads)`: PoW on 8019 trits,
 /// written back in place. False (the array untouched) on any failure: not initialised, a NULL
-/// or wrong-length array, a value that is not a trit, MWM out of range, cancelled.
+/// or wrong-length array, a value that is not a trit, MWM out of range, negative `threads`,
+/// cancelled.
 ///
 /// # Safety
 /// Called by the JVM with a valid `env` and a local reference (or null) in `trits`.
@@ -70,7 +71,12 @@ pub unsafe extern "system" fn Java_com_iota_iri_crypto_PearlDiver_exlibSearch(
         unsafe { get(env, trits, 0, n, buf.as_mut_ptr()) };
         let tx = Transaction::from_trits(&buf)?;
         let mwm = check_mwm(mwm)?;
-        let threads = usize::try_from(threads).unwrap_or(0);
+        let threads = usize::try_from(threads).map_err(|_| {
+            Failure::new(
+                Status::InvalidArgument,
+                format!("threads {threads} is negative (0 = the default)"),
+            )
+        })?;
         let call = state::begin(Api::Jni, None, "exlibInit")?;
         let opts = PowOptions::mwm(mwm)
             .cancel(call.cancel_token())

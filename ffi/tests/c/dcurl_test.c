@@ -93,6 +93,8 @@ static void test_threads(void)
         check_pow((const char *) jobs[i].in, (const char *) jobs[i].out, 9);
         for (int k = 0; k < i; k++)
             CHECK(memcmp(jobs[i].out, jobs[k].out, TX_TRYTES) != 0, "distinct results");
+    }
+    for (int i = 0; i < THREADS; i++) {
         free(jobs[i].out);
         free(jobs[i].in);
     }

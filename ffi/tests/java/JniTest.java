@@ -69,6 +69,7 @@ public final class JniTest {
         check(Arrays.equals(bad, before), "a failed search leaves the array alone");
         check(!PearlDiver.exlibSearch(randomTrits(3), 244, 0), "mwm 244");
         check(!PearlDiver.exlibSearch(randomTrits(3), -1, 0), "mwm -1");
+        check(!PearlDiver.exlibSearch(randomTrits(3), 9, -1), "threads -1");
 
         // exlibCancel during an endless search (dcurl's exlibCancel does nothing).
         boolean[] endless = {true};

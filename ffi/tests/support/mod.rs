@@ -45,13 +45,15 @@ pub fn library(name: &str) -> PathBuf {
     );
 }
 
-/// A scratch directory for this test binary's build products.
+/// A scratch directory for this test binary's build products, reused by its next run
+/// (`target/<profile>/deps/curlpow-ffi-<tag>-<test binary>/`).
 pub fn scratch_dir(tag: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
+    let stem = exe.file_stem().and_then(|s| s.to_str()).unwrap_or("test");
     let dir = exe
         .parent()
         .expect("deps directory")
-        .join(format!("curlpow-ffi-{tag}-{}", std::process::id()));
+        .join(format!("curlpow-ffi-{tag}-{stem}"));
     std::fs::create_dir_all(&dir).expect("scratch directory");
     dir
 }
