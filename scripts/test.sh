@@ -2,7 +2,9 @@
 # The test suite with every backend this machine can build: wgpu always (it links nothing),
 # OpenCL when libOpenCL's development files are installed (apt-get install ocl-icd-opencl-dev).
 # GPU tests skip with a message when no driver answers, unless CURLPOW_REQUIRE_BACKENDS names
-# the backend (CI sets CURLPOW_REQUIRE_BACKENDS=opencl,wgpu).
+# the backend (CI sets CURLPOW_REQUIRE_BACKENDS=opencl,wgpu). The workspace's default members
+# include the C library (ffi/dcurl, ffi/ccurl), whose tests compile and run C, Python and Java
+# programs against the built libdcurl.so / libccurl.so (docs/c-api.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 features="wgpu"
