@@ -8,9 +8,9 @@
 //! - [`jni`]: the native methods of the IRI fork's `com.iota.iri.crypto.PearlDiver`, which
 //!   loads `libdcurl.so` through JNI.
 //!
-//! All of them share one process-wide [`curlpow::Engine`] ([`state`]): one thread pool, one
+//! All of them share one process-wide [`curlpow::Engine`] (`state.rs`): one thread pool, one
 //! device registry, so concurrent callers each get a device lease and never a thread of their
-//! own. Every exported function catches panics and checks its pointers ([`boundary`]): a bad
+//! own. Every exported function catches panics and checks its pointers (`boundary.rs`): a bad
 //! call returns NULL or a status code, never a crash or a hang. `docs/c-api.md` describes the
 //! semantics where they differ from the peers.
 #![deny(unsafe_op_in_unsafe_fn)]
