@@ -2,7 +2,13 @@
 //! that take a fixed time per search (like a real GPU whose host thread only waits) and return a
 //! nonce known to be valid. Shows batch throughput on 1..=4 devices and latency mode versus one.
 //!
-//! `cargo bench --bench selection` (prints a table; no criterion: each figure is a whole batch).
+//! Then the real devices of this host, software drivers included (PoCL, lavapipe where installed):
+//! 32 callers on one engine with the slow devices added against the CPU alone (adding a device
+//! must never make the host slower), and where the searches of `--backend opencl,wgpu` go (the
+//! faster of two unequal devices should take them while it is free).
+//!
+//! `cargo bench --all-features --bench selection` (prints tables; no criterion: each figure is a
+//! whole batch). `CURLPOW_BENCH_CALLS` sets the PoWs per caller of the real-device part (20).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -75,6 +81,87 @@ fn hit_of(tx: &Transaction) -> Hit {
 }
 
 fn main() {
+    simulated();
+    real_devices();
+}
+
+/// 32 threads × `calls` PoWs at MWM 5, distinct transactions: wall time and searches per device.
+fn callers(e: &Engine, sel: &Selection, calls: u64) -> (f64, Vec<(String, u64)>) {
+    let t0 = Instant::now();
+    let threads: Vec<_> = (0..32u64)
+        .map(|t| {
+            let (e, sel) = (e.clone(), sel.clone());
+            std::thread::spawn(move || {
+                for k in 0..calls {
+                    let mut trits = curlpow::bench_transaction().trits().to_vec();
+                    let tag = t * 1000 + k;
+                    for (j, trit) in trits[7776..7790].iter_mut().enumerate() {
+                        *trit = ((tag / 3u64.pow(j as u32)) % 3) as i8 - 1;
+                    }
+                    let tx = Transaction::from_trits(&trits).unwrap();
+                    let r = e
+                        .pow_with(&tx, &PowOptions::mwm(5).selection(sel.clone()))
+                        .unwrap();
+                    assert!(r.transaction.weight() >= 5);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let dt = t0.elapsed().as_secs_f64();
+    let per = e
+        .device_report()
+        .into_iter()
+        .map(|d| (d.info.id, d.stats.searches))
+        .collect();
+    (dt, per)
+}
+
+fn real_devices() {
+    let calls: u64 = std::env::var("CURLPOW_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let cpu_only = Engine::builder().backends(&[Backend::Cpu]).build().unwrap();
+    let all = Engine::builder().include_software(true).build().unwrap();
+    println!();
+    println!(
+        "real devices: {:?}",
+        all.devices()
+            .iter()
+            .map(|d| d.id.clone())
+            .collect::<Vec<_>>()
+    );
+    let (t_cpu, _) = callers(&cpu_only, &Selection::default(), calls);
+    let (t_all, per) = callers(&all, &Selection::default(), calls);
+    println!(
+        "32 callers x {calls} PoWs at MWM 5: CPU alone {t_cpu:.2} s; CPU + software drivers {t_all:.2} s ({:.2}x the CPU alone); searches per device {per:?}",
+        t_all / t_cpu
+    );
+    let gpus = Selection {
+        backends: vec![Backend::Opencl, Backend::Wgpu],
+        ..Default::default()
+    };
+    if all.check_selection(&gpus).is_ok() {
+        let before: Vec<(String, u64)> = all
+            .device_report()
+            .into_iter()
+            .map(|d| (d.info.id, d.stats.searches))
+            .collect();
+        let (t, per) = callers(&all, &gpus, calls / 4 + 1);
+        let delta: Vec<(String, u64)> = per
+            .iter()
+            .zip(&before)
+            .map(|((id, n), (_, b))| (id.clone(), n - b))
+            .filter(|(id, _)| !id.starts_with("cpu"))
+            .collect();
+        println!("--backend opencl,wgpu, 32 callers: {t:.2} s; searches per device {delta:?}");
+    }
+}
+
+fn simulated() {
     let mwm = 6;
     let n = 32;
     let per_search = Duration::from_millis(20);

@@ -1,0 +1,25 @@
+//! Limits the shared library's exports to the C API with a linker version script
+//! (`exports.map`) and names it (`-soname libdcurl.so` / `libccurl.so`) where the linker takes
+//! both (GNU ld, gold, lld: Linux and the BSDs).
+
+use std::path::PathBuf;
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let script = manifest.join("..").join("exports.map");
+    println!("cargo:rerun-if-changed={}", script.display());
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if matches!(
+        os.as_str(),
+        "linux" | "android" | "freebsd" | "netbsd" | "openbsd" | "dragonfly"
+    ) {
+        println!(
+            "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
+            script.display()
+        );
+        // The package is `curlpow-dcurl` or `curlpow-ccurl`; its library `dcurl` or `ccurl`.
+        let pkg = std::env::var("CARGO_PKG_NAME").expect("set by cargo");
+        let lib = pkg.strip_prefix("curlpow-").unwrap_or(&pkg);
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,lib{lib}.so");
+    }
+}

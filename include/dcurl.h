@@ -1,0 +1,55 @@
+/*
+ * dcurl.h: dcurl's C API (its v0.6 signatures), served by curlpow's libdcurl.so.
+ *
+ * Link with -ldcurl (target/release/libdcurl.so, built by `cargo build --release`). A program
+ * written for dcurl compiles against this header unchanged, and a program already linked
+ * against dcurl's library loads this one in its place (same symbol version node, CODEABI_1.0).
+ * Differences from dcurl are listed in docs/c-api.md; in short: the result carries a trailing
+ * NUL, bad input and an MWM outside 0..=243 give NULL, dcurl_destroy cancels the searches in
+ * flight, and broker_host (dcurl's remote PoW) is ignored.
+ */
+#ifndef DCURL_H_
+#define DCURL_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dcurl's configuration. broker_host is accepted and not used: the search runs in-process. */
+typedef struct {
+    char *broker_host;
+} dcurl_config;
+
+/*
+ * Build the process's engine: one CPU thread pool (CURLPOW_THREADS threads, else one per core)
+ * and every GPU a compiled backend finds. config may be NULL. Returns true when at least one
+ * device works (the CPU always does). A second call is harmless; a call after dcurl_destroy
+ * builds a new engine.
+ */
+bool dcurl_init(dcurl_config *config);
+
+/*
+ * Cancel the searches in flight (their dcurl_entry returns NULL), wait for them to return, and
+ * release the engine. Harmless when not initialised.
+ */
+void dcurl_destroy(void);
+
+/*
+ * Proof of work on one transaction. Reads the first 2673 bytes of trytes (ASCII, 9 and A-Z; the
+ * buffer need not be NUL-terminated, and a NUL before byte 2673 is an error). Returns a buffer
+ * from malloc holding the 2673 trytes with the nonce set, then a NUL; free() it. mwm: 0..=243
+ * (mainnet 14, testnet 9). threads: at most this many CPU threads for this call; 0 = the whole
+ * pool. Returns NULL on any failure (not initialised, NULL or bad input, mwm out of range,
+ * negative threads, cancelled by dcurl_destroy). Thread-safe: concurrent calls each wait for a
+ * free device. The nonce is checked on the host before it is returned.
+ */
+int8_t *dcurl_entry(int8_t *trytes, int mwm, int threads);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DCURL_H_ */
