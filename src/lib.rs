@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod attach;
 pub mod control;
 pub mod cpu;
 mod curl;
@@ -35,11 +36,14 @@ mod midstate;
 pub mod opencl;
 mod registry;
 pub mod search;
+#[cfg(feature = "server")]
+pub mod server;
 mod transaction;
 mod trinary;
 #[cfg(feature = "wgpu")]
 pub mod webgpu;
 
+pub use attach::{Attached, Hash, MAX_TIMESTAMP};
 pub use control::CancelToken;
 pub use cpu::CpuKernel;
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};

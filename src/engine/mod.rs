@@ -150,7 +150,16 @@ impl Engine {
     /// unhealthy and the search is retried on another allowed device; the error reaches the
     /// caller only when no allowed device is left.
     pub fn pow_with(&self, tx: &Transaction, opts: &PowOptions) -> Result<PowResult, Error> {
-        let job = Arc::new(SearchJob::new(tx, opts.mwm)?);
+        self.pow_job(Arc::new(SearchJob::new(tx, opts.mwm)?), opts)
+    }
+
+    /// [`pow_with`](Self::pow_with) on a prepared job (attachToTangle builds its jobs from a
+    /// prefix state); `opts.mwm` is the job's.
+    pub(crate) fn pow_job(
+        &self,
+        job: Arc<SearchJob>,
+        opts: &PowOptions,
+    ) -> Result<PowResult, Error> {
         let started = Instant::now();
         let deadline = opts.deadline_from(started);
         let reg = &self.inner.registry;
