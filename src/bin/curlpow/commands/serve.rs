@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use curlpow::server::{Config, Credentials, Server};
+use curlpow::server::{Config, Credentials, Server, ServerError};
 use curlpow::{Engine, PowOptions, Selection};
 
 use crate::engine_args::{build_engine, EngineArgs};
@@ -149,7 +149,11 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
         .latency(a.latency);
     let grace = config.shutdown_grace;
     let auth = config.auth.is_some();
-    let mut server = Server::start(engine, config).map_err(|e| UsageError(e.to_string()))?;
+    let mut server = Server::start(engine, config).map_err(|e| match e {
+        // A bad setting is a usage error (exit 2); a socket that cannot be bound is a failure.
+        ServerError::Config(m) => anyhow::Error::new(UsageError(m)),
+        e => anyhow::Error::new(e),
+    })?;
     eprintln!(
         "curlpow: listening on http://{}{}",
         server.local_addr(),
