@@ -1,0 +1,115 @@
+//! `curlpow attach`: IRI's attachToTangle offline: chain a bundle to two tips, one transaction a
+//! line in (any order), the attached bundle out tail first (currentIndex 0 first), as IRI answers.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use clap::Args;
+use curlpow::{Error, Hash, PowOptions, Transaction};
+
+use crate::engine_args::{build_engine, EngineArgs};
+use crate::exit::{Stopped, UsageError};
+use crate::input::{line_error, too_long, BadLines, Input, InputArg};
+use crate::line_reader::{self, Line};
+use crate::output::Stdout;
+use crate::values;
+
+/// The most transactions one attach takes (IRI's `maxRequestsList`): a bundle is chained as a
+/// whole, so it is held in memory.
+const MAX_TRANSACTIONS: usize = 1000;
+/// Lines longer than this are measured, not read (a transaction is 2673 bytes).
+const MAX_LINE: usize = 16 << 10;
+
+#[derive(Args)]
+pub struct AttachArgs {
+    /// The trunk tip: 81 trytes (the head's trunk; every other transaction's branch).
+    #[arg(long)]
+    trunk: String,
+    /// The branch tip: 81 trytes (the head's branch).
+    #[arg(long)]
+    branch: String,
+    /// Minimum weight magnitude (mainnet 14, testnet 9).
+    #[arg(long, default_value_t = 14)]
+    mwm: usize,
+    /// Give up after this many seconds in all (exit 3).
+    #[arg(long, value_parser = values::seconds)]
+    timeout: Option<Duration>,
+    #[command(flatten)]
+    engine: EngineArgs,
+    #[command(flatten)]
+    input: InputArg,
+}
+
+fn hash_arg(flag: &str, s: &str) -> Result<Hash, UsageError> {
+    s.trim()
+        .parse()
+        .map_err(|e| UsageError(format!("{flag}: {e}")))
+}
+
+pub fn run(a: AttachArgs) -> Result<ExitCode> {
+    let trunk = hash_arg("--trunk", &a.trunk)?;
+    let branch = hash_arg("--branch", &a.branch)?;
+    curlpow::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
+    let checked = a.engine.check()?;
+    let mut out = Stdout::open()?;
+    let mut input = Input::open(&a.input)?;
+    let mut bad = BadLines::default();
+    let mut txs = Vec::new();
+    let mut lines = 0usize;
+    input.for_each_line(MAX_LINE, |line| {
+        lines += 1;
+        match line {
+            Line::Text { number, bytes } => match parse(bytes) {
+                Ok(tx) if txs.len() < MAX_TRANSACTIONS => txs.push(tx),
+                Ok(_) => {}
+                Err(msg) => bad.report(number, msg),
+            },
+            Line::TooLong {
+                number,
+                bytes,
+                chars,
+            } => bad.report(number, too_long(chars, bytes, "2673 trytes")),
+        }
+        Ok(())
+    })?;
+    bad.finish()?;
+    if lines > MAX_TRANSACTIONS {
+        return Err(UsageError(format!(
+            "{lines} transactions: one attach takes at most {MAX_TRANSACTIONS} (a bundle)"
+        ))
+        .into());
+    }
+    if txs.is_empty() {
+        out.finish()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (engine, selection) = build_engine(&a.engine, &checked)?;
+    let started = Instant::now();
+    let mut opts = PowOptions::mwm(a.mwm).selection(selection);
+    if let Some(d) = a.timeout.and_then(|t| started.checked_add(t)) {
+        opts = opts.deadline(d);
+    }
+    let done = match engine.attach_to_tangle(&trunk, &branch, &txs, &opts) {
+        Ok(done) => done,
+        Err(Error::Timeout { .. }) => {
+            return Err(Stopped(format!(
+                "timed out after {:.2?}: nothing written",
+                started.elapsed()
+            ))
+            .into())
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for tx in &done.transactions {
+        out.line(tx.to_trytes())?;
+    }
+    out.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line as a transaction, or what is wrong with it.
+fn parse(bytes: &[u8]) -> Result<Transaction, String> {
+    let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
+    s.parse::<Transaction>().map_err(|e| line_error(s, &e))
+}
