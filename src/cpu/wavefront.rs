@@ -422,7 +422,19 @@ macro_rules! wavefront_kernel {
                     step5::<true, 3>(i + 6, src, dst, off, &mut r);
                     step5::<true, 4>(i + 7, src, dst, off, &mut r);
                     step5::<true, 5>(i + 8, src, dst, off, &mut r);
-                    i += 9;
+                    if i + 9 == 744 {
+                        break;
+                    }
+                    step5::<true, 6>(i + 9, src, dst, off, &mut r);
+                    step5::<true, 7>(i + 10, src, dst, off, &mut r);
+                    step5::<true, 8>(i + 11, src, dst, off, &mut r);
+                    step5::<true, 0>(i + 12, src, dst, off, &mut r);
+                    step5::<true, 1>(i + 13, src, dst, off, &mut r);
+                    step5::<true, 2>(i + 14, src, dst, off, &mut r);
+                    step5::<true, 3>(i + 15, src, dst, off, &mut r);
+                    step5::<true, 4>(i + 16, src, dst, off, &mut r);
+                    step5::<true, 5>(i + 17, src, dst, off, &mut r);
+                    i += 18;
                 }
             }
         }
