@@ -355,8 +355,8 @@ macro_rules! wavefront_kernel {
 
         /// One wavefront step of [`pass5`] at ring position `U = i mod 9`. Each level keeps
         /// its recent values in a 9-entry ring indexed by constants (the loop is unrolled by
-        /// 9), so LLVM holds the live ones in registers without moving them. `STORE`: the
-        /// step is past the warm-up and writes its output.
+        /// 18, two ring periods: LLVM holds the live values in registers and spills only at
+        /// the back edge). `STORE`: the step is past the warm-up and writes its output.
         ///
         /// # Safety
         /// [`pass5`]'s contract, `i + 16 < ADDR_LEN`, and `i ≥ 5` when `STORE`.
@@ -394,7 +394,7 @@ macro_rules! wavefront_kernel {
         unsafe fn pass5(src: *const Trit, dst: *mut Trit, off: &[u16; ADDR_LEN]) {
             let mut r = [[splat(0); 9]; 4];
             // SAFETY (every step): step index i = t - Z_MIN runs 0..744, so i + 16 < 760 =
-            // ADDR_LEN, and steps store from i = 15. 744 = 15 warm-up steps + 81 × 9.
+            // ADDR_LEN, and steps store from i = 15. 744 = 15 warm-up steps + 40 × 18 + 9.
             unsafe {
                 step5::<false, 0>(0, src, dst, off, &mut r);
                 step5::<false, 1>(1, src, dst, off, &mut r);
