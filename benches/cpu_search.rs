@@ -3,8 +3,10 @@
 //!
 //! `cargo bench --bench cpu_search` (add `-- pow` or `-- bare` to run one group).
 //!
-//! - `bare/<kernel>`: one thread, back-to-back transforms of a search template (the mid-state
-//!   reload is part of the first pass); throughput = lanes per transform.
+//! - `bare/<kernel>`: one thread, back-to-back search transforms at MWM 14 (what the search
+//!   loop runs per counter: the cone update of one changed counter trit, the full passes, the
+//!   partial tail for the last 14 hash trits; no counter, zero test or stop check);
+//!   throughput = lanes per transform.
 //! - `pow/<impl>/<threads>`: whole PoW calls at MWM 11 on a rotating set of random
 //!   transactions. The throughput is the *expected* work per call, 3^11 nonces, so criterion's
 //!   elements/s is the effective hashrate of the whole call (pool dispatch, stop checks and the

@@ -1,18 +1,21 @@
 //! The 256-lane AVX2 kernel: one `__m256i` per trit half, the 4-operation S-box as
 //! and-not/xor/and/xor, the state updated in place with three rounds fused per pass (27 × 3 =
 //! 81; AVX2 has 16 vector registers, too few for the five-round windows). See
-//! [`wavefront`](super::wavefront) for the layout.
+//! [`wavefront`](super::wavefront) for the layout; a search runs 25 of those passes (the
+//! first mostly by cones) and a six-round partial tail per counter.
 
 use std::arch::x86_64::*;
 
-use super::wavefront::Plan;
+use super::wavefront::{passes, Plan};
 
 /// Nonces per transform.
 pub const LANES: usize = 256;
 const WORDS: usize = LANES / 64;
 
-/// The pass sequence: 27 passes of three fused rounds.
-static PLAN: Plan<27> = super::wavefront::FUSED3;
+/// The whole transform (the test hooks): 27 passes of three fused rounds.
+static PLAN: Plan<27> = Plan::new([3; 27], std::mem::size_of::<Trit>());
+/// A search's transform: the same first 25 passes, then the six-round partial tail.
+static SEARCH: Plan<26> = Plan::new(passes(3, 6), std::mem::size_of::<Trit>());
 
 /// One trit of all 256 lanes, bit-sliced (encoding in [`crate::bitslice::encode`]).
 #[derive(Clone, Copy)]

@@ -1,23 +1,27 @@
 //! The 512-lane AVX-512F kernel: one `__m512i` per trit half, the S-box as two `vpternlogq`,
-//! the state updated in place with four rounds fused per pass (20 × 4 + 1 = 81; see
-//! [`wavefront`](super::wavefront) for the layout). 93 KB of state: on Zen 4 it lives in L2, and
-//! each trit is loaded and stored once per four rounds.
+//! the state updated in place with five rounds fused per pass (see
+//! [`wavefront`](super::wavefront) for the layout). 93 KB of state, more than the L1 data cache
+//! of any core with AVX-512 (32–48 KB), so every pass streams the whole state through L2.
 //!
-//! Four, not the layout study's five: the five-round window holds 19 live trits (38 `zmm`,
-//! more than the 32 registers) and spills; the four-round window holds 10 (20 `zmm`). Measured
-//! A/B on the development Zen 4, one thread: 12.5 vs 11.9 M nonces per CPU-second bare, 12.1–12.5
-//! vs 11.3 in the search loop.
+//! A search runs 15 five-round passes and a six-round tail per counter, and the first of the
+//! passes mostly by cones (`wavefront`, "What a search runs"): 14 full sweeps per 512 nonces.
+//! `docs/cpu-kernel.md` has the measurements: on the Intel Xeon (Emerald Rapids) development
+//! host the kernel is bound by L1↔L2 traffic, not by the two `vpternlogq` per trit-round, so
+//! fewer, longer passes win; four rounds per pass (20 × 4 + 1, the previous schedule) keep the
+//! window in 20 `zmm` without spills but move 25% more state per round.
 
 use std::arch::x86_64::*;
 
-use super::wavefront::Plan;
+use super::wavefront::{passes, Plan};
 
 /// Nonces per transform.
 pub const LANES: usize = 512;
 const WORDS: usize = LANES / 64;
 
-/// The pass sequence: 20 passes of four fused rounds, then one single round.
-static PLAN: Plan<21> = super::wavefront::FUSED4;
+/// The whole transform (the test hooks): 16 passes of five fused rounds, then a single round.
+static PLAN: Plan<17> = Plan::new(passes(5, 1), std::mem::size_of::<Trit>());
+/// A search's transform: the same first 15 passes, then the six-round partial tail.
+static SEARCH: Plan<16> = Plan::new(passes(5, 6), std::mem::size_of::<Trit>());
 
 /// One trit of all 512 lanes, bit-sliced (encoding in [`crate::bitslice::encode`]).
 #[derive(Clone, Copy)]
