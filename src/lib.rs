@@ -15,9 +15,10 @@
 //! # Ok::<(), curlpow::Error>(())
 //! ```
 //!
-//! Every nonce a device returns is re-checked with the scalar Curl-P-81 reference ([`hash`])
-//! before it is returned. The lower-level pieces ([`search`], [`control`], [`device`]) are public
-//! for backends and tests.
+//! Every nonce a device returns is re-checked on the host before it is returned: one transform
+//! of the last block from the host's own mid-state, with the host's fast single-state
+//! transform (tested against the scalar reference [`transform`] and the public vectors).
+//! The lower-level pieces ([`search`], [`control`], [`device`]) are public for backends and tests.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -30,7 +31,6 @@ mod error;
 mod host_threads;
 #[doc(hidden)]
 pub mod lazy_deque;
-mod midstate;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 mod registry;
@@ -42,6 +42,8 @@ pub mod webgpu;
 
 pub use control::CancelToken;
 pub use cpu::CpuKernel;
+#[doc(hidden)]
+pub use curl::{fast_transform, fast_transform_repeat, PlanesKernel};
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
 pub use engine::{
