@@ -18,7 +18,8 @@
 //! Every nonce a device returns is re-checked on the host before it is returned: one transform
 //! of the last block from the host's own mid-state, with the host's fast single-state
 //! transform (tested against the scalar reference [`transform`] and the public vectors).
-//! The lower-level pieces ([`search`], [`control`], [`device`]) are public for backends and tests.
+//! [`hash_many`] hashes many transactions at once, bit-sliced on the CPU kernels. The
+//! lower-level pieces ([`search`], [`control`], [`device`]) are public for backends and tests.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -28,6 +29,7 @@ mod curl;
 pub mod device;
 mod engine;
 mod error;
+mod hash_batch;
 mod host_threads;
 #[doc(hidden)]
 pub mod lazy_deque;
@@ -51,6 +53,7 @@ pub use engine::{
     MAINNET_MWM,
 };
 pub use error::{Error, TryteError};
+pub use hash_batch::{hash_many, hash_many_trits, verify_many};
 pub use registry::{DeviceReport, DeviceStats, Selection};
 pub use transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
 pub use trinary::{trailing_zeros, trits_to_trytes, trytes_to_trits, Trit, TRYTE_ALPHABET};

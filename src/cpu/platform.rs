@@ -225,6 +225,33 @@ impl CpuKernel {
             _ => 0,
         })
     }
+
+    /// Batch hashing: absorb every message (equal lengths, at least one whole 243-trit block,
+    /// valid trits) bit-sliced across messages with this kernel's transform, `lanes()` messages
+    /// per pass, and write the first `out_len` trits (1..=729) of each final state to `out`,
+    /// message after message. A kernel this CPU lacks falls back to the portable one.
+    pub(crate) fn absorb_many(self, msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
+        assert!(out_len > 0 && out.len() == msgs.len() * out_len);
+        let k = if self.is_supported() {
+            self
+        } else {
+            CpuKernel::Portable
+        };
+        for (chunk, o) in msgs
+            .chunks(k.lanes())
+            .zip(out.chunks_mut(k.lanes() * out_len))
+        {
+            match k {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: is_supported() confirmed AVX2 on this CPU.
+                CpuKernel::Avx2 => unsafe { super::avx2::absorb_lanes(chunk, out_len, o) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: is_supported() confirmed AVX-512F on this CPU.
+                CpuKernel::Avx512 => unsafe { super::avx512::absorb_lanes(chunk, out_len, o) },
+                _ => super::portable::absorb_lanes(chunk, out_len, o),
+            }
+        }
+    }
 }
 
 impl std::fmt::Display for CpuKernel {

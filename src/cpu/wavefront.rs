@@ -490,6 +490,46 @@ macro_rules! wavefront_kernel {
             }
             acc
         }
+
+        /// Batch hook: absorb up to `LANES` messages of equal length (at least one whole
+        /// 243-trit block, valid trits), one per lane, with this kernel's transform, and write
+        /// the first `out_len` trits (natural order: 243 for a hash, 729 for a mid-state) of
+        /// each final state to `out`, message after message. Between blocks the state is read
+        /// back in natural order (the transform stores it permuted, `PLAN.pos`) and the next
+        /// block written over the rate.
+        #[target_feature(enable = $feat)]
+        pub(crate) fn absorb_lanes(msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
+            use $crate::cpu::transpose::{rows_to_words, words_to_rows};
+            let n = msgs.len();
+            let len = msgs.first().map_or(0, |m| m.len());
+            assert!(n <= LANES && out_len <= STATE_LEN && out.len() == n * out_len);
+            assert!(len >= HASH_LEN && len.is_multiple_of(HASH_LEN));
+            assert!(msgs.iter().all(|m| m.len() == len));
+            let mut tpl = vec![splat(0); SLOTS];
+            let mut y = vec![splat(0); SLOTS];
+            let mut lo = vec![[0u64; WORDS]; HASH_LEN];
+            let mut hi = vec![[0u64; WORDS]; HASH_LEN];
+            for start in (0..len).step_by(HASH_LEN) {
+                rows_to_words::<WORDS>(msgs, start, &mut lo, &mut hi);
+                for x in 0..HASH_LEN {
+                    tpl[x] = from_words(lo[x], hi[x]);
+                }
+                if start > 0 {
+                    for x in HASH_LEN..STATE_LEN {
+                        tpl[x] = y[PLAN.pos[x] as usize];
+                    }
+                }
+                transform(&tpl, &mut y);
+            }
+            let mut lo = vec![[0u64; WORDS]; out_len];
+            let mut hi = vec![[0u64; WORDS]; out_len];
+            for x in 0..out_len {
+                let t = y[PLAN.pos[x] as usize];
+                lo[x] = to_words(t.lo);
+                hi[x] = to_words(t.hi);
+            }
+            words_to_rows::<WORDS>(&lo, &hi, n, out);
+        }
     };
 }
 pub(crate) use wavefront_kernel;

@@ -1,0 +1,129 @@
+//! Whole batches on the CPU pool, for work too small to split: many small searches run one per
+//! worker, start to finish ([`CpuDevice::search_each`]), and chunks of batch hashing
+//! ([`CpuDevice::run_tasks`]).
+//!
+//! Workers take the next item from one shared index: one atomic increment per transaction (or
+//! per chunk of messages), never per nonce. Each search still counts its nonces on the worker's
+//! own counter slot once per transform, and every hit is checked on the host
+//! ([`SearchJob::verify`]) by the worker that found it before it is reported.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::CpuDevice;
+use crate::control::{SearchControl, Worker};
+use crate::search::{CounterRange, Hit, SearchJob};
+use crate::transaction::Transaction;
+
+/// What one search of a batch did.
+#[derive(Debug)]
+pub(crate) struct JobRun {
+    /// The kernel's answer.
+    pub hit: Option<Hit>,
+    /// The transaction with the hit's nonce, if the host check accepted it.
+    pub verified: Option<Transaction>,
+    /// Nonces tried.
+    pub nonces: u64,
+}
+
+/// Below this many expected transforms of the kernel (3^MWM nonces ÷ lanes) a single search
+/// runs whole on the calling thread: waking the pool and running every worker's first transform
+/// costs more than splitting saves (measured; `docs/benchmarks.md`, "Per call").
+pub(crate) const SPLIT_MIN_TRANSFORMS: f64 = 4.0;
+
+/// Expected nonces of a search at `mwm`: 3^mwm (saturating).
+pub(crate) fn expected_work(mwm: usize) -> f64 {
+    3f64.powi(mwm.min(200) as i32)
+}
+
+impl CpuDevice {
+    /// Whether a search at `mwm` is too small to split across the pool.
+    pub(crate) fn is_small(&self, mwm: usize) -> bool {
+        expected_work(mwm) < SPLIT_MIN_TRANSFORMS * self.kernel.lanes() as f64
+    }
+
+    /// Workers a search may use under `ctl`'s cap.
+    fn workers(&self, ctl: &SearchControl) -> usize {
+        ctl.max_threads()
+            .map_or(self.threads, |n| n.min(self.threads))
+    }
+
+    /// Run one search on the calling thread, whole (the device's lock held).
+    pub(crate) fn search_here(
+        &self,
+        job: &SearchJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> (Option<Hit>, u64) {
+        // Slot 0 is free: no pool worker searches while the caller holds the device's lock.
+        let mut w = Worker::new(ctl, &self.counters, 0);
+        let hit = self.kernel.search(job, range, &mut w);
+        (hit, w.tried)
+    }
+
+    /// Run every job to its first hit, each on one worker (or the calling thread for a single
+    /// job or a single worker), until `ctl` says stop. Entry `i` is job `i`'s run, `None` if it
+    /// never started.
+    pub(crate) fn search_each(
+        &self,
+        jobs: &[SearchJob],
+        ctl: &SearchControl,
+    ) -> Vec<Option<JobRun>> {
+        let _guard = self.busy.lock();
+        let workers = self.workers(ctl).min(jobs.len());
+        let next = AtomicUsize::new(0);
+        let run = |slot: usize| {
+            let mut done = Vec::new();
+            while !ctl.should_stop() {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let mut w = Worker::new(ctl, &self.counters, slot);
+                let hit = self.kernel.search(job, CounterRange::ALL, &mut w);
+                let verified = hit.and_then(|h| job.verify(h));
+                done.push((
+                    i,
+                    JobRun {
+                        hit,
+                        verified,
+                        nonces: w.tried,
+                    },
+                ));
+            }
+            done
+        };
+        let per_worker = if workers <= 1 {
+            vec![run(0)]
+        } else {
+            self.pool.broadcast(|ctx| {
+                if ctx.index() < workers {
+                    run(ctx.index())
+                } else {
+                    Vec::new()
+                }
+            })
+        };
+        let mut out: Vec<Option<JobRun>> = (0..jobs.len()).map(|_| None).collect();
+        for (i, r) in per_worker.into_iter().flatten() {
+            out[i] = Some(r);
+        }
+        out
+    }
+
+    /// Run `task(i)` for every `i` in `0..n` on the pool's workers (each takes the next index),
+    /// or on the calling thread when there is one task or one worker. Holds the device's lock,
+    /// so it waits for a running search and never runs inside one.
+    pub(crate) fn run_tasks(&self, n: usize, task: impl Fn(usize) + Sync) {
+        let _guard = self.busy.lock();
+        if n <= 1 || self.threads <= 1 {
+            (0..n).for_each(task);
+            return;
+        }
+        let next = AtomicUsize::new(0);
+        self.pool.broadcast(|_| loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            task(i);
+        });
+    }
+}
