@@ -47,6 +47,31 @@ pub fn tryte_value_to_trits(v: i8) -> [Trit; 3] {
     out
 }
 
+/// The three trits of every byte that is a tryte character, with a fourth entry 1; all zero for
+/// every other byte. One look-up per tryte instead of a division loop.
+const TRYTE_TRITS: [[Trit; 4]; 256] = {
+    let mut t = [[0i8; 4]; 256];
+    let mut i = 0;
+    while i < 27 {
+        // Tryte value v = i for i <= 13, i - 27 above (the alphabet is indexed mod 27).
+        let v = if i <= 13 { i as i32 } else { i as i32 - 27 };
+        let mut e = [0i8; 4];
+        let mut rest = v;
+        let mut k = 0;
+        while k < 3 {
+            let r = rest.rem_euclid(3);
+            let trit = if r == 2 { -1 } else { r };
+            e[k] = trit as i8;
+            rest = (rest - trit) / 3;
+            k += 1;
+        }
+        e[3] = 1;
+        t[TRYTE_ALPHABET[i] as usize] = e;
+        i += 1;
+    }
+    t
+};
+
 /// Parse a string of trytes into trits. The error names the first bad character and its
 /// column (1-based, in characters).
 ///
@@ -56,16 +81,19 @@ pub fn tryte_value_to_trits(v: i8) -> [Trit; 3] {
 /// assert!(curlpow::trytes_to_trits("9a").is_err());
 /// ```
 pub fn trytes_to_trits(trytes: &str) -> Result<Vec<Trit>, Error> {
-    let mut out = Vec::with_capacity(trytes.len() * 3);
-    for (i, ch) in trytes.chars().enumerate() {
-        let v = u8::try_from(ch)
-            .ok()
-            .and_then(tryte_value)
-            .ok_or(TryteError::BadChar {
-                column: i + 1,
-                found: ch,
-            })?;
-        out.extend_from_slice(&tryte_value_to_trits(v));
+    let bytes = trytes.as_bytes();
+    let mut out = vec![0i8; bytes.len() * 3];
+    for (i, (o, &b)) in out.chunks_exact_mut(3).zip(bytes).enumerate() {
+        let e = TRYTE_TRITS[b as usize];
+        if e[3] == 0 {
+            // Every tryte is one ASCII byte, so the first bad byte starts a character.
+            return Err(TryteError::BadChar {
+                column: trytes[..i].chars().count() + 1,
+                found: trytes[i..].chars().next().expect("a character starts here"),
+            }
+            .into());
+        }
+        o.copy_from_slice(&e[..3]);
     }
     Ok(out)
 }
@@ -135,6 +163,23 @@ mod tests {
         }
         assert_eq!(tryte_value(b'a'), None);
         assert_eq!(tryte_value(b'0'), None);
+    }
+
+    #[test]
+    fn the_tryte_table_matches_the_values() {
+        for b in 0..=255u8 {
+            let e = TRYTE_TRITS[b as usize];
+            match tryte_value(b) {
+                Some(v) => assert_eq!(e, {
+                    let t = tryte_value_to_trits(v);
+                    [t[0], t[1], t[2], 1]
+                }),
+                None => assert_eq!(e, [0; 4], "{b}"),
+            }
+        }
+        let s: String = TRYTE_ALPHABET.iter().map(|&c| c as char).collect();
+        let trits = trytes_to_trits(&s).unwrap();
+        assert_eq!(trits_to_trytes(&trits).unwrap(), s);
     }
 
     #[test]

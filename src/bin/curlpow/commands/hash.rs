@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use curlpow::Transaction;
+use curlpow::{Backend, Engine, Transaction};
 
 use crate::exit::UsageError;
 use crate::input::{parse_all, read_input, InputArg};
@@ -21,7 +21,7 @@ pub struct VerifyArgs {
 
 pub fn run_hash(a: InputArg) -> Result<ExitCode> {
     let input = read_input(&a.file)?;
-    let hashes = parse_all(&input, |s| {
+    let inputs = parse_all(&input, |s| {
         let n = s.chars().count();
         if n == 0 || n % 81 != 0 {
             return Err(curlpow::TryteError::Length {
@@ -30,12 +30,13 @@ pub fn run_hash(a: InputArg) -> Result<ExitCode> {
             }
             .into());
         }
-        let trits = curlpow::trytes_to_trits(s)?;
-        curlpow::trits_to_trytes(&curlpow::hash(&trits)?)
+        curlpow::trytes_to_trits(s)
     })?;
+    let refs: Vec<&[i8]> = inputs.iter().map(|t| &t[..]).collect();
+    let hashes = hasher()?.hash_many_trits(&refs)?;
     let mut out = std::io::stdout().lock();
     for h in hashes {
-        writeln!(out, "{h}")?;
+        writeln!(out, "{}", curlpow::trits_to_trytes(&h)?)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -43,7 +44,12 @@ pub fn run_hash(a: InputArg) -> Result<ExitCode> {
 pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
     let input = read_input(&a.input.file)?;
     curlpow::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
-    let weights = parse_all(&input, |s| s.parse::<Transaction>().map(|t| t.weight()))?;
+    let txs = parse_all(&input, |s| s.parse::<Transaction>())?;
+    let weights = hasher()?
+        .hash_many(&txs)
+        .iter()
+        .map(|h| curlpow::trailing_zeros(h))
+        .collect::<Vec<_>>();
     let mut out = std::io::stdout().lock();
     let mut ok = true;
     for w in weights {
@@ -55,4 +61,10 @@ pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The CPU pool only (no device discovery): hashes are bit-sliced across transactions on it,
+/// `CURLPOW_THREADS` workers (default: every core), the `CURLPOW_CPU_KERNEL` kernel.
+fn hasher() -> Result<Engine> {
+    Ok(Engine::builder().backends(&[Backend::Cpu]).build()?)
 }
