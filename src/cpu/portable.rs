@@ -187,13 +187,13 @@ pub(crate) fn absorb_lanes(msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
     assert!(msgs.iter().all(|m| m.len() == len));
     let mut s = State::broadcast(&[0; STATE_LEN]);
     let mut scratch = s.clone();
-    let mut lo = vec![[0u64; 1]; HASH_LEN];
-    let mut hi = vec![[0u64; 1]; HASH_LEN];
+    let mut lo = vec![[0u64; 1]; len];
+    let mut hi = vec![[0u64; 1]; len];
+    rows_to_words::<1>(msgs, &mut lo, &mut hi);
     for start in (0..len).step_by(HASH_LEN) {
-        rows_to_words::<1>(msgs, start, &mut lo, &mut hi);
         for x in 0..HASH_LEN {
-            s.lo[x] = lo[x][0];
-            s.hi[x] = hi[x][0];
+            s.lo[x] = lo[start + x][0];
+            s.hi[x] = hi[start + x][0];
         }
         transform(&mut s, &mut scratch);
     }

@@ -9,16 +9,38 @@
 
 use crate::trinary::Trit;
 
+/// Bit 0 of each byte of `x`, gathered: byte `j` → bit `j`. (The multiplier moves bit `8j` to
+/// bit `56 + j`; no two partial products meet, so nothing carries.)
+#[inline(always)]
+fn gather_bytes(x: u64) -> u64 {
+    ((x & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080)) >> 56
+}
+
 /// The bit-sliced halves of up to 64 trits: bit `j` = trit `j` (encoding in
-/// [`crate::search::trit_bits`]).
+/// [`crate::search::trit_bits`]). Eight trits per step: a trit byte is `0x01` for 1 and `0xFF`
+/// for -1, so `high = !bit 7` and `low = !(bit 0 & !bit 7)`.
 #[inline]
 fn pack(trits: &[Trit]) -> (u64, u64) {
-    let (mut lo, mut hi) = (0u64, 0u64);
-    for (j, &t) in trits.iter().enumerate() {
-        lo |= u64::from(t != 1) << j;
-        hi |= u64::from(t != -1) << j;
+    debug_assert!(trits.len() <= 64);
+    let (mut one, mut neg) = (0u64, 0u64);
+    let mut chunks = trits.chunks_exact(8);
+    for (k, c) in chunks.by_ref().enumerate() {
+        let x = u64::from_le_bytes(std::array::from_fn(|j| c[j] as u8));
+        let b7 = x >> 7;
+        one |= gather_bytes(x & !b7) << (8 * k);
+        neg |= gather_bytes(b7) << (8 * k);
     }
-    (lo, hi)
+    let base = trits.len() / 8 * 8;
+    for (j, &t) in chunks.remainder().iter().enumerate() {
+        one |= u64::from(t == 1) << (base + j);
+        neg |= u64::from(t == -1) << (base + j);
+    }
+    let valid = if trits.len() == 64 {
+        !0
+    } else {
+        (1u64 << trits.len()) - 1
+    };
+    (!one & valid, !neg & valid)
 }
 
 /// Write up to 64 trits from their halves (`trit = high - low`).
@@ -49,32 +71,89 @@ pub(crate) fn transpose64(m: &mut [u64; 64]) {
     }
 }
 
-/// Lane words of trits `start..start + lo.len()` of every message: `lo[x][w]` bit `k` is the
-/// low half of trit `start + x` of message `64·w + k`. Lanes without a message hold zero trits.
+/// [`pack`] of 64 trits with AVX2: two compares and a byte mask per 32 trits and value.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn pack64_avx2(c: &[Trit; 64]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let (a, b) = c.split_at(32);
+    // SAFETY: `a` and `b` are 32 readable bytes each; unaligned loads need nothing else.
+    let (a, b) = unsafe {
+        (
+            _mm256_loadu_si256(a.as_ptr().cast()),
+            _mm256_loadu_si256(b.as_ptr().cast()),
+        )
+    };
+    let mask = |v: __m256i, t: i8| _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(t)));
+    let bits = |t: i8| u64::from(mask(a, t) as u32) | u64::from(mask(b, t) as u32) << 32;
+    (!bits(1), !bits(-1))
+}
+
+/// Lane words of every trit of every message: `lo[x][w]` bit `k` is the low half of trit `x`
+/// of message `64·w + k` (all messages of one length, at most `64·W`). Each message is read
+/// once, front to back (one input stream at a time, which the hardware prefetches), into
+/// 64-message row blocks that are then transposed. Lanes without a message hold zero trits.
 pub(crate) fn rows_to_words<const W: usize>(
     msgs: &[&[Trit]],
-    start: usize,
     lo: &mut [[u64; W]],
     hi: &mut [[u64; W]],
 ) {
-    debug_assert!(msgs.len() <= 64 * W && lo.len() == hi.len());
-    let n = lo.len();
-    let mut rl = [0u64; 64];
-    let mut rh = [0u64; 64];
-    for seg in (0..n).step_by(64) {
-        let c = (n - seg).min(64);
-        for w in 0..W {
-            for k in 0..64 {
-                (rl[k], rh[k]) = match msgs.get(64 * w + k) {
-                    Some(m) => pack(&m[start + seg..start + seg + c]),
-                    None => (!0, !0),
-                };
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 was just detected on this CPU.
+        return unsafe { rows_to_words_avx2(msgs, lo, hi) };
+    }
+    rows_to_words_with(msgs, lo, hi, |c| pack(c));
+}
+
+/// [`rows_to_words`] packing with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn rows_to_words_avx2<const W: usize>(msgs: &[&[Trit]], lo: &mut [[u64; W]], hi: &mut [[u64; W]]) {
+    rows_to_words_with(msgs, lo, hi, |c| pack64_avx2(c));
+}
+
+#[inline(always)]
+fn rows_to_words_with<const W: usize>(
+    msgs: &[&[Trit]],
+    lo: &mut [[u64; W]],
+    hi: &mut [[u64; W]],
+    pack64: impl Fn(&[Trit; 64]) -> (u64, u64),
+) {
+    let len = lo.len();
+    debug_assert!(msgs.len() <= 64 * W && hi.len() == len);
+    debug_assert!(msgs.iter().all(|m| m.len() == len));
+    let segs = len.div_ceil(64);
+    let mut rl = vec![[!0u64; 64]; segs];
+    let mut rh = vec![[!0u64; 64]; segs];
+    for w in 0..W {
+        let group = msgs.get(64 * w..).unwrap_or(&[]);
+        for k in 0..64 {
+            match group.get(k) {
+                Some(m) => {
+                    let mut chunks = m.chunks_exact(64);
+                    for (s, chunk) in chunks.by_ref().enumerate() {
+                        (rl[s][k], rh[s][k]) = pack64(chunk.try_into().expect("64 trits"));
+                    }
+                    if !chunks.remainder().is_empty() {
+                        (rl[segs - 1][k], rh[segs - 1][k]) = pack(chunks.remainder());
+                    }
+                }
+                None => {
+                    for s in 0..segs {
+                        (rl[s][k], rh[s][k]) = (!0, !0);
+                    }
+                }
             }
-            transpose64(&mut rl);
-            transpose64(&mut rh);
+        }
+        for s in 0..segs {
+            transpose64(&mut rl[s]);
+            transpose64(&mut rh[s]);
+            let c = (len - 64 * s).min(64);
             for x in 0..c {
-                lo[seg + x][w] = rl[x];
-                hi[seg + x][w] = rh[x];
+                lo[64 * s + x][w] = rl[s][x];
+                hi[64 * s + x][w] = rh[s][x];
             }
         }
     }
@@ -115,6 +194,25 @@ pub(crate) fn words_to_rows<const W: usize>(
 mod tests {
     use super::*;
 
+    #[test]
+    fn pack_matches_the_encoding() {
+        let mut seed = 0x5555_1234_9876_0001;
+        for len in [0usize, 1, 7, 8, 9, 51, 63, 64] {
+            let trits: Vec<Trit> = (0..len)
+                .map(|_| (xorshift(&mut seed) % 3) as i8 - 1)
+                .collect();
+            let (lo, hi) = pack(&trits);
+            for (j, &t) in trits.iter().enumerate() {
+                let (l, h) = crate::search::trit_bits(t);
+                assert_eq!((lo >> j) & 1 == 1, l, "len {len} trit {j}");
+                assert_eq!((hi >> j) & 1 == 1, h, "len {len} trit {j}");
+            }
+            if len < 64 {
+                assert_eq!((lo >> len, hi >> len), (0, 0));
+            }
+        }
+    }
+
     fn xorshift(seed: &mut u64) -> u64 {
         *seed ^= *seed << 13;
         *seed ^= *seed >> 7;
@@ -150,23 +248,23 @@ mod tests {
                 })
                 .collect();
             let msgs: Vec<&[Trit]> = rows.iter().map(|r| &r[..]).collect();
-            let mut lo = vec![[0u64; 4]; 243];
-            let mut hi = vec![[0u64; 4]; 243];
-            rows_to_words::<4>(&msgs, 243, &mut lo, &mut hi);
-            for x in 0..243 {
+            let mut lo = vec![[0u64; 4]; len];
+            let mut hi = vec![[0u64; 4]; len];
+            rows_to_words::<4>(&msgs, &mut lo, &mut hi);
+            for x in 0..len {
                 for lane in 0..256 {
                     let (l, h) = match rows.get(lane) {
-                        Some(r) => crate::search::trit_bits(r[243 + x]),
+                        Some(r) => crate::search::trit_bits(r[x]),
                         None => (true, true),
                     };
                     assert_eq!((lo[x][lane / 64] >> (lane % 64)) & 1 == 1, l);
                     assert_eq!((hi[x][lane / 64] >> (lane % 64)) & 1 == 1, h);
                 }
             }
-            let mut out = vec![9i8; n * 243];
+            let mut out = vec![9i8; n * len];
             words_to_rows::<4>(&lo, &hi, n, &mut out);
             for (m, r) in rows.iter().enumerate() {
-                assert_eq!(&out[m * 243..(m + 1) * 243], &r[243..], "n {n} message {m}");
+                assert_eq!(&out[m * len..(m + 1) * len], &r[..], "n {n} message {m}");
             }
         }
     }

@@ -507,12 +507,13 @@ macro_rules! wavefront_kernel {
             assert!(msgs.iter().all(|m| m.len() == len));
             let mut tpl = vec![splat(0); SLOTS];
             let mut y = vec![splat(0); SLOTS];
-            let mut lo = vec![[0u64; WORDS]; HASH_LEN];
-            let mut hi = vec![[0u64; WORDS]; HASH_LEN];
+            // Every message's trits as lane words first (~1 MB for 512 transactions).
+            let mut lo = vec![[0u64; WORDS]; len];
+            let mut hi = vec![[0u64; WORDS]; len];
+            rows_to_words::<WORDS>(msgs, &mut lo, &mut hi);
             for start in (0..len).step_by(HASH_LEN) {
-                rows_to_words::<WORDS>(msgs, start, &mut lo, &mut hi);
                 for x in 0..HASH_LEN {
-                    tpl[x] = from_words(lo[x], hi[x]);
+                    tpl[x] = from_words(lo[start + x], hi[start + x]);
                 }
                 if start > 0 {
                     for x in HASH_LEN..STATE_LEN {
