@@ -1,0 +1,376 @@
+//! The per-call paths against the reference: the host's fast single-state transform (every
+//! implementation this CPU runs), batch hashing on every CPU kernel and batch size, the public
+//! vectors through both, and `pow_many`'s one-search-per-worker path (validity, order,
+//! statistics, deadlines, cancel, and tiny searches staying on the CPU).
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use curlpow::control::SearchControl;
+use curlpow::cpu::{CpuDevice, PoolConfig};
+use curlpow::device::{Device, DeviceInfo, SearchOutcome};
+use curlpow::search::{CounterRange, Hit, SearchJob};
+use curlpow::{
+    Backend, CancelToken, CpuKernel, DeviceKind, Engine, Error, PlanesKernel, PowOptions,
+    Transaction, STATE_LEN,
+};
+
+fn planes_kernels() -> Vec<PlanesKernel> {
+    PlanesKernel::ALL
+        .iter()
+        .copied()
+        .filter(|k| {
+            let ok = k.is_supported();
+            if !ok {
+                eprintln!("SKIPPED: this CPU cannot run the {k:?} planes transform");
+            }
+            ok
+        })
+        .collect()
+}
+
+fn cpu_kernels() -> Vec<CpuKernel> {
+    CpuKernel::ALL
+        .iter()
+        .copied()
+        .filter(|k| {
+            let ok = k.is_supported();
+            if !ok {
+                eprintln!("SKIPPED: this CPU cannot run the {k} kernel");
+            }
+            ok
+        })
+        .collect()
+}
+
+#[test]
+fn fast_transform_matches_the_reference() {
+    let mut states = common::random_states(500, 0xFA57);
+    states.extend([[0i8; STATE_LEN], [1; STATE_LEN], [-1; STATE_LEN]]);
+    for i in [0usize, 26, 27, 242, 243, 364, 486, 728] {
+        for t in [-1i8, 1] {
+            let mut s = [0i8; STATE_LEN];
+            s[i] = t;
+            states.push(s);
+        }
+    }
+    for k in planes_kernels() {
+        for st in &states {
+            let mut want = *st;
+            curlpow::transform(&mut want);
+            let mut got = *st;
+            k.transform(&mut got);
+            assert!(got == want, "{k:?} differs from the reference");
+        }
+    }
+    let mut a = states[0];
+    let mut b = states[0];
+    curlpow::fast_transform(&mut a);
+    curlpow::transform(&mut b);
+    assert!(a == b);
+}
+
+#[test]
+fn public_vectors_through_the_fast_transform() {
+    for k in planes_kernels() {
+        let n = common::check_vectors_with(&format!("{k:?}"), |mut states| {
+            for s in states.iter_mut() {
+                k.transform(s);
+            }
+            states
+        });
+        assert!(n > 400);
+    }
+}
+
+/// The first 81 trytes of every public vector's output are the hash of its input.
+#[test]
+fn public_vectors_through_hash_many() {
+    let vectors = common::curl_vectors();
+    let inputs: Vec<Vec<i8>> = vectors
+        .iter()
+        .map(|(i, _)| curlpow::trytes_to_trits(i).unwrap())
+        .collect();
+    let refs: Vec<&[i8]> = inputs.iter().map(|v| &v[..]).collect();
+    let engine = Engine::builder()
+        .threads(2)
+        .backends(&[Backend::Cpu])
+        .build()
+        .unwrap();
+    for hashes in [
+        curlpow::hash_many_trits(&refs).unwrap(),
+        engine.hash_many_trits(&refs).unwrap(),
+    ] {
+        for ((input, expected), h) in vectors.iter().zip(&hashes) {
+            assert_eq!(
+                curlpow::trits_to_trytes(h).unwrap(),
+                expected[..81],
+                "input {}…",
+                &input[..input.len().min(20)]
+            );
+        }
+    }
+    // The 64 whole transactions of the crypto.rs fixture, as transactions.
+    let v = common::vectors("curlp81_crypto_rs_input_8019_output_243.json");
+    let (txs, want): (Vec<Transaction>, Vec<String>) = v["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["in"].as_str().unwrap().parse().unwrap(),
+                t["out"].as_str().unwrap().to_string(),
+            )
+        })
+        .unzip();
+    for k in cpu_kernels() {
+        let e = Engine::builder()
+            .threads(2)
+            .cpu_kernel(k)
+            .backends(&[Backend::Cpu])
+            .build()
+            .unwrap();
+        for (h, w) in e.hash_many(&txs).iter().zip(&want) {
+            assert_eq!(&curlpow::trits_to_trytes(h).unwrap(), w, "{k}");
+        }
+    }
+}
+
+#[test]
+fn hash_many_matches_the_reference_for_every_kernel_and_batch_size() {
+    let txs: Vec<Transaction> = (0..1025).map(|s| common::random_tx(90_000 + s)).collect();
+    let want: Vec<Vec<i8>> = txs.iter().map(|t| t.hash()).collect();
+    let free = curlpow::hash_many(&txs);
+    for (i, (g, w)) in free.iter().zip(&want).enumerate() {
+        assert_eq!(&g[..], &w[..], "hash_many, transaction {i}");
+    }
+    for k in cpu_kernels() {
+        let e = Engine::builder()
+            .threads(2)
+            .cpu_kernel(k)
+            .backends(&[Backend::Cpu])
+            .build()
+            .unwrap();
+        for n in [0usize, 1, 2, 63, 64, 65, 255, 257, 511, 512, 513, 1025] {
+            let got = e.hash_many(&txs[..n]);
+            assert_eq!(got.len(), n);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(&g[..], &w[..], "{k}, batch of {n}, transaction {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn verify_many_checks_weights() {
+    let v = common::vectors("pow_attached_tx_iota_go.json");
+    let mut txs: Vec<Transaction> = v["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["trytes"].as_str().unwrap().parse().unwrap())
+        .collect();
+    txs.push(common::random_tx(4));
+    let weights: Vec<usize> = txs.iter().map(|t| t.weight()).collect();
+    for mwm in [0usize, 1, 14, weights[0], weights[0] + 1, 243] {
+        let want: Vec<bool> = weights.iter().map(|&w| w >= mwm).collect();
+        assert_eq!(curlpow::verify_many(&txs, mwm).unwrap(), want, "mwm {mwm}");
+    }
+    assert!(curlpow::verify_many(&txs, 14).unwrap()[..2]
+        .iter()
+        .all(|&ok| ok));
+    assert!(matches!(
+        curlpow::verify_many(&txs, 244),
+        Err(Error::InvalidMwm(244))
+    ));
+}
+
+#[test]
+fn host_check_rejects_what_does_not_hit() {
+    let tx = common::random_tx(12);
+    let job = SearchJob::new(&tx, 40).unwrap();
+    assert!(job
+        .verify(Hit {
+            counter: 0,
+            lane: 729
+        })
+        .is_none());
+    // At MWM 40 a fixed nonce essentially never hits; at MWM 0 every nonce does.
+    assert!(job
+        .verify(Hit {
+            counter: 5,
+            lane: 3
+        })
+        .is_none());
+    let job0 = SearchJob::new(&tx, 0).unwrap();
+    let t = job0
+        .verify(Hit {
+            counter: 5,
+            lane: 3,
+        })
+        .unwrap();
+    common::assert_valid_pow(&tx, &t, 0);
+    assert_eq!(
+        curlpow::trits::read_balanced(&t.nonce()[6..48]),
+        5,
+        "the counter trits"
+    );
+}
+
+fn cpu_engine(threads: usize) -> Engine {
+    Engine::builder()
+        .threads(threads)
+        .backends(&[Backend::Cpu])
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn pow_many_small_searches_are_valid_in_order_and_counted() {
+    for threads in [1usize, 2, 3] {
+        let e = cpu_engine(threads);
+        let txs: Vec<Transaction> = (0..70).map(|s| common::random_tx(300 + s)).collect();
+        for mwm in [0usize, 1, 5, 9] {
+            let before = e.device_report()[0].stats.clone();
+            let tried = e.nonces_tried();
+            let results = e.pow_many(&txs, &PowOptions::mwm(mwm));
+            let mut sum = 0;
+            for (tx, r) in txs.iter().zip(results) {
+                let r = r.unwrap();
+                common::assert_valid_pow(tx, &r.transaction, mwm);
+                assert_eq!(r.report.device, "cpu");
+                assert!(r.report.nonces >= CpuKernel::detect().lanes() as u64);
+                sum += r.report.nonces;
+            }
+            let after = &e.device_report()[0].stats;
+            assert_eq!(after.searches - before.searches, 70, "{threads} threads");
+            assert_eq!(after.hits - before.hits, 70);
+            assert_eq!(after.errors, 0);
+            assert_eq!(after.max_concurrent, 1);
+            assert_eq!(e.nonces_tried() - tried, sum, "every nonce counted once");
+        }
+    }
+}
+
+#[test]
+fn pow_many_small_searches_respect_the_cpu_thread_cap() {
+    let e = cpu_engine(3);
+    let txs: Vec<Transaction> = (0..12).map(|s| common::random_tx(700 + s)).collect();
+    let results = e.pow_many(&txs, &PowOptions::mwm(6).cpu_threads(1));
+    for (tx, r) in txs.iter().zip(results) {
+        common::assert_valid_pow(tx, &r.unwrap().transaction, 6);
+    }
+}
+
+#[test]
+fn pow_many_small_searches_stop_at_the_deadline_and_on_cancel() {
+    let e = cpu_engine(2);
+    let txs: Vec<Transaction> = (0..400).map(|s| common::random_tx(1_000 + s)).collect();
+    let results = e.pow_many(
+        &txs,
+        &PowOptions::mwm(10).timeout(Duration::from_millis(30)),
+    );
+    assert_eq!(results.len(), txs.len());
+    let mut timeouts = 0;
+    for (tx, r) in txs.iter().zip(results) {
+        match r {
+            Ok(r) => common::assert_valid_pow(tx, &r.transaction, 10),
+            Err(Error::Timeout { .. }) => timeouts += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(timeouts > 0, "400 searches of 3^10 cannot finish in 30 ms");
+    let cancel = CancelToken::new();
+    cancel.cancel();
+    let results = e.pow_many(&txs[..20], &PowOptions::mwm(3).cancel(cancel));
+    assert!(results
+        .iter()
+        .all(|r| matches!(r, Err(Error::Cancelled { .. }))));
+}
+
+/// A device that claims to be a GPU and counts its searches (a one-thread portable CPU search
+/// inside).
+struct CountingGpu {
+    info: DeviceInfo,
+    inner: CpuDevice,
+    calls: AtomicU64,
+}
+
+impl Device for CountingGpu {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn search(
+        &self,
+        job: &SearchJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<SearchOutcome, Error> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.inner.search(job, range, ctl)
+    }
+    fn nonces_tried(&self) -> u64 {
+        self.inner.nonces_tried()
+    }
+}
+
+#[test]
+fn tiny_searches_stay_on_the_cpu_beside_a_gpu() {
+    let gpu = Arc::new(CountingGpu {
+        info: DeviceInfo {
+            id: "gpu:0".into(),
+            backend: Backend::Opencl,
+            name: "counting test GPU".into(),
+            kind: DeviceKind::Gpu,
+            details: Default::default(),
+        },
+        inner: CpuDevice::new(
+            PoolConfig {
+                threads: 1,
+                pin: false,
+            },
+            CpuKernel::Portable,
+        )
+        .unwrap(),
+        calls: AtomicU64::new(0),
+    });
+    let e = Engine::builder()
+        .threads(2)
+        .backends(&[Backend::Cpu])
+        .add_device(gpu.clone())
+        .wait_limit(Duration::from_millis(1))
+        .build()
+        .unwrap();
+    let txs: Vec<Transaction> = (0..24).map(|s| common::random_tx(2_000 + s)).collect();
+    for (tx, r) in txs.iter().zip(e.pow_many(&txs, &PowOptions::mwm(4))) {
+        common::assert_valid_pow(tx, &r.unwrap().transaction, 4);
+    }
+    assert_eq!(
+        gpu.calls.load(Ordering::Relaxed),
+        0,
+        "MWM 4 went to the GPU"
+    );
+    // Excluding the CPU sends them to the GPU after all.
+    let only_gpu = PowOptions::mwm(4).selection(curlpow::Selection {
+        exclude: vec!["cpu".into()],
+        ..Default::default()
+    });
+    for (tx, r) in txs.iter().zip(e.pow_many(&txs[..3], &only_gpu)) {
+        common::assert_valid_pow(tx, &r.unwrap().transaction, 4);
+    }
+    assert_eq!(gpu.calls.load(Ordering::Relaxed), 3);
+}
+
+#[test]
+fn a_single_small_search_is_counted_like_any_other() {
+    let e = cpu_engine(2);
+    let tx = common::random_tx(31);
+    let r = e.pow(&tx, 2).unwrap();
+    common::assert_valid_pow(&tx, &r.transaction, 2);
+    let s = &e.device_report()[0].stats;
+    assert_eq!((s.searches, s.hits), (1, 1));
+    assert_eq!(s.nonces, r.report.nonces);
+}
