@@ -374,3 +374,111 @@ fn a_single_small_search_is_counted_like_any_other() {
     assert_eq!((s.searches, s.hits), (1, 1));
     assert_eq!(s.nonces, r.report.nonces);
 }
+
+/// Time the calling thread has spent on a CPU, in nanoseconds (`/proc/thread-self/schedstat`,
+/// first field): per-call costs stay measurable on a host shared with other jobs, where wall
+/// time includes waiting for a core. 0 where the file is missing.
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|f| f.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Run `f` (which does `items` units of work) until it has used a second of CPU; print the CPU
+/// and wall time per unit.
+fn per_unit(label: &str, items: f64, mut f: impl FnMut()) {
+    f();
+    let (c0, w0) = (thread_cpu_ns(), std::time::Instant::now());
+    let mut n = 0u64;
+    while thread_cpu_ns() - c0 < 1_000_000_000 && w0.elapsed() < Duration::from_secs(20) {
+        f();
+        n += 1;
+    }
+    let cpu = (thread_cpu_ns() - c0) as f64 / (n as f64 * items);
+    let wall = w0.elapsed().as_nanos() as f64 / (n as f64 * items);
+    println!(
+        "{label:<44} {:>10.3} us CPU {:>10.3} us wall",
+        cpu / 1e3,
+        wall / 1e3
+    );
+}
+
+/// Per-call costs per CPU-second, single-threaded, beside iota-crypto 0.23.2 and iota-pow 0.2.1
+/// (`cargo test --release --no-default-features --test per_call -- --ignored --nocapture
+/// cpu_time`). Prints; asserts nothing about speed.
+#[test]
+#[ignore]
+fn cpu_time_per_call() {
+    use crypto::encoding::ternary::{T1B1Buf, TritBuf};
+    use crypto::hashes::ternary::curl_p::{CurlP, CurlPBatchHasher, BATCH_SIZE};
+    println!("{:<44} {:>17} {:>15}", "", "per unit", "");
+    let state = common::random_states(1, 7)[0];
+    let mut s = state;
+    per_unit("transform: reference", 1.0, || curlpow::transform(&mut s));
+    for k in planes_kernels() {
+        per_unit(&format!("transform: planes {k:?}"), 1000.0, || {
+            k.transform_repeat(&mut s, 1000)
+        });
+    }
+    let txs: Vec<Transaction> = (0..10_000).map(|s| common::random_tx(50_000 + s)).collect();
+    let iota: Vec<TritBuf<T1B1Buf>> = txs
+        .iter()
+        .map(|t| TritBuf::<T1B1Buf>::from_i8s(&t.trits()[..]).unwrap())
+        .collect();
+    per_unit(
+        "transform in a tx hash: curlpow planes",
+        33.0 * 100.0,
+        || {
+            for t in &txs[..100] {
+                std::hint::black_box(curlpow::hash_many(std::slice::from_ref(t)));
+            }
+        },
+    );
+    let mut curl = CurlP::new();
+    per_unit(
+        "transform in a tx hash: iota-crypto CurlP",
+        33.0 * 100.0,
+        || {
+            for t in &iota[..100] {
+                std::hint::black_box(curl.digest(t));
+            }
+        },
+    );
+    per_unit("tx hash: curlpow hash_many (1 thread)", 1e4, || {
+        std::hint::black_box(curlpow::hash_many(&txs));
+    });
+    let mut batch = CurlPBatchHasher::<T1B1Buf>::new(curlpow::TRANSACTION_TRITS);
+    per_unit("tx hash: iota-crypto CurlPBatchHasher", 1e4, || {
+        for chunk in iota.chunks(BATCH_SIZE) {
+            for t in chunk {
+                batch.add(t.clone());
+            }
+            std::hint::black_box(batch.hash().count());
+        }
+    });
+    per_unit("tx hash: iota-crypto CurlP", 1e3, || {
+        for t in &iota[..1000] {
+            std::hint::black_box(curl.digest(t));
+        }
+    });
+    // A 1-thread engine runs an MWM 1 search on the calling thread: its CPU time is all here.
+    let e = cpu_engine(1);
+    let mut i = 0;
+    per_unit("pow_with MWM 1, 1 thread: curlpow", 1.0, || {
+        i = (i + 1) % 64;
+        std::hint::black_box(e.pow_with(&txs[i], &PowOptions::mwm(1)).unwrap());
+    });
+    per_unit("pow MWM 1, 1 thread: iota-pow 0.2.1", 1.0, || {
+        i = (i + 1) % 64;
+        let o = iota_pow::PowOptions {
+            min_weight_magnitude: 1,
+            threads: 1,
+        };
+        std::hint::black_box(
+            iota_pow::PearlDiver::new()
+                .search(txs[i].trits().to_vec(), o)
+                .unwrap(),
+        );
+    });
+}

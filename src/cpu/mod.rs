@@ -9,7 +9,7 @@ pub(crate) mod batch;
 mod platform;
 mod pool;
 pub mod portable;
-mod transpose;
+pub(crate) mod transpose;
 #[cfg(target_arch = "x86_64")]
 mod wavefront;
 

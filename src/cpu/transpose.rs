@@ -20,7 +20,7 @@ fn gather_bytes(x: u64) -> u64 {
 /// [`crate::search::trit_bits`]). Eight trits per step: a trit byte is `0x01` for 1 and `0xFF`
 /// for -1, so `high = !bit 7` and `low = !(bit 0 & !bit 7)`.
 #[inline]
-fn pack(trits: &[Trit]) -> (u64, u64) {
+pub(crate) fn pack(trits: &[Trit]) -> (u64, u64) {
     debug_assert!(trits.len() <= 64);
     let (mut one, mut neg) = (0u64, 0u64);
     let mut chunks = trits.chunks_exact(8);

@@ -75,12 +75,8 @@ impl std::fmt::Debug for Planes {
 /// The bit-sliced halves of 27 trits (at most): bit `j` = trit `j`.
 #[inline]
 fn limb_of(trits: &[Trit]) -> (u32, u32) {
-    let (mut l, mut h) = (0u32, 0u32);
-    for (j, &t) in trits.iter().enumerate() {
-        l |= u32::from(t != 1) << j;
-        h |= u32::from(t != -1) << j;
-    }
-    (l, h)
+    let (l, h) = crate::cpu::transpose::pack(trits);
+    (l as u32, h as u32)
 }
 
 /// Write the 27 trits of a limb (`trit = high - low`).
