@@ -20,30 +20,10 @@ use crate::search::LAST_BLOCK;
 use crate::transaction::Transaction;
 use crate::trinary::{self, Trit};
 
-/// Nanoseconds of one bit-sliced transform of `k` on one core (all its lanes), as measured on
-/// the development machines (`docs/benchmarks.md`, "Per call"); only the ratio to
-/// [`single_ns`] matters.
-fn lanes_ns(k: CpuKernel) -> u64 {
-    match k {
-        CpuKernel::Portable => 80_000,
-        CpuKernel::Avx2 => 26_000,
-        _ => 42_000,
-    }
-}
-
-/// Nanoseconds of one single-state transform with its block written in (same machines).
-fn single_ns(k: PlanesKernel) -> u64 {
-    match k {
-        PlanesKernel::Portable => 2_000,
-        PlanesKernel::Avx2 => 1_200,
-        _ => 450,
-    }
-}
-
 /// The fewest messages for which one bit-sliced pass of `kernel` beats the single-state path
 /// (more than its lanes: never).
 pub(crate) fn batch_min(kernel: CpuKernel) -> usize {
-    (lanes_ns(kernel) / single_ns(PlanesKernel::detect())) as usize + 1
+    (kernel.transform_ns() / PlanesKernel::detect().transform_ns()) as usize + 1
 }
 
 /// Messages per task when the engine spreads single-state hashing over its pool.

@@ -152,7 +152,7 @@ pub struct SearchJob {
 }
 
 /// The nonce is whole limbs of the planes layout (limbs 6..9), so a check writes it directly.
-const NONCE_LIMB: usize = NONCE_OFFSET / crate::curl::planes::LIMB;
+pub(crate) const NONCE_LIMB: usize = NONCE_OFFSET / crate::curl::planes::LIMB;
 const _: () = assert!(NONCE_LIMB * crate::curl::planes::LIMB == NONCE_OFFSET);
 
 impl std::fmt::Debug for SearchJob {
@@ -203,6 +203,11 @@ impl SearchJob {
     /// The state to transform, with lane and counter trits zero.
     pub fn state(&self) -> &[Trit; STATE_LEN] {
         &self.state
+    }
+
+    /// The same state as the host's fast transform holds it (nonce trits zero).
+    pub(crate) fn planes(&self) -> &Planes {
+        &self.planes
     }
 
     /// The input transaction.

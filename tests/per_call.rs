@@ -242,7 +242,7 @@ fn pow_many_small_searches_are_valid_in_order_and_counted() {
                 let r = r.unwrap();
                 common::assert_valid_pow(tx, &r.transaction, mwm);
                 assert_eq!(r.report.device, "cpu");
-                assert!(r.report.nonces >= CpuKernel::detect().lanes() as u64);
+                assert!(r.report.nonces >= 1);
                 sum += r.report.nonces;
             }
             let after = &e.device_report()[0].stats;
@@ -481,4 +481,46 @@ fn cpu_time_per_call() {
                 .unwrap(),
         );
     });
+}
+
+/// The one-lane-at-a-time scan of tiny searches finds exactly the hit of the kernel's first
+/// transform (the lowest lane of the first counter), or the kernel's own later hit.
+#[test]
+fn tiny_search_scan_finds_the_kernels_hit() {
+    use curlpow::control::{Counters, Worker};
+    for k in cpu_kernels() {
+        let dev = CpuDevice::new(
+            PoolConfig {
+                threads: 2,
+                pin: false,
+            },
+            k,
+        )
+        .unwrap();
+        for mwm in 0..=5usize {
+            for seed in 0..12u64 {
+                let tx = common::random_tx(5_000 + seed * 7 + mwm as u64);
+                let job = SearchJob::new(&tx, mwm).unwrap();
+                for range in [
+                    CounterRange::ALL,
+                    CounterRange {
+                        start: 1_000,
+                        len: 50,
+                    },
+                ] {
+                    let ctl = SearchControl::new(None, None);
+                    let got = dev.search(&job, range, &ctl).unwrap();
+                    let counters = Counters::new(1);
+                    let mut w = Worker::new(&ctl, &counters, 0);
+                    let want = k.search_range(&job, range, &mut w).unwrap();
+                    assert_eq!(got.hit, want, "{k} mwm {mwm} seed {seed}");
+                    let hit = got.hit.expect("a hit within 50 counters");
+                    assert!(job.verify(hit).is_some());
+                    if hit.counter == range.start {
+                        assert!(got.nonces <= k.lanes() as u64);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,6 +1,8 @@
 //! Whole batches on the CPU pool, for work too small to split: many small searches run one per
 //! worker, start to finish ([`CpuDevice::search_each`]), and chunks of batch hashing
-//! ([`CpuDevice::run_tasks`]).
+//! ([`CpuDevice::run_tasks`]). A search whose expected work is below one kernel transform (MWM
+//! 4 or less with AVX-512) first tries its first counter's lanes one by one on the host's
+//! single-state transform, stopping at the first hit.
 //!
 //! Workers take the next item from one shared index: one atomic increment per transaction (or
 //! per chunk of messages), never per nonce. Each search still counts its nonces on the worker's
@@ -11,7 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::CpuDevice;
 use crate::control::{SearchControl, Worker};
-use crate::search::{CounterRange, Hit, SearchJob};
+use crate::curl::planes::LIMB;
+use crate::curl::PlanesKernel;
+use crate::search::{lane_trits, nonce_trits, CounterRange, Hit, SearchJob, NONCE_LIMB};
 use crate::transaction::Transaction;
 
 /// What one search of a batch did.
@@ -56,8 +60,61 @@ impl CpuDevice {
     ) -> (Option<Hit>, u64) {
         // Slot 0 is free: no pool worker searches while the caller holds the device's lock.
         let mut w = Worker::new(ctl, &self.counters, 0);
-        let hit = self.kernel.search(job, range, &mut w);
+        let hit = self.search_one(job, range, &mut w);
         (hit, w.tried)
+    }
+
+    /// One worker's whole search of `range`. When the expected work (3^MWM nonces) costs less
+    /// on the single-state transform than one transform of the kernel, the first counter's
+    /// lanes are tried one at a time first ([`Self::scan_lanes`]); the kernel takes over from
+    /// the next counter if none hits.
+    fn search_one(&self, job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Option<Hit> {
+        let single = PlanesKernel::detect().transform_ns() as f64;
+        if range.len > 0 && expected_work(job.mwm()) * single < self.kernel.transform_ns() as f64 {
+            if let Some(hit) = self.scan_lanes(job, range.start, w) {
+                return Some(hit);
+            }
+            if !w.keep_going() {
+                return None;
+            }
+            let rest = CounterRange {
+                start: range.start + 1,
+                len: range.len - 1,
+            };
+            return self.kernel.search(job, rest, w);
+        }
+        self.kernel.search(job, range, w)
+    }
+
+    /// Lanes `0..lanes` of counter `n`, one at a time on the host's single-state transform,
+    /// lowest first: exactly the nonces, and the hit, of the kernel's transform of counter `n`
+    /// (the kernel reports its lowest hitting lane too). Counted in batches of 64.
+    fn scan_lanes(&self, job: &SearchJob, n: u64, w: &mut Worker<'_>) -> Option<Hit> {
+        let pk = PlanesKernel::detect();
+        let mut nonce = nonce_trits(0, n);
+        let mut base = *job.planes();
+        base.set_limbs(NONCE_LIMB, &nonce);
+        let mut tried = 0;
+        for lane in 0..self.kernel.lanes() {
+            if tried == 64 {
+                if !w.batch_done(tried) {
+                    return None;
+                }
+                tried = 0;
+            }
+            // The lane trits (block trits 162..168) are the start of the nonce's first limb.
+            nonce[..6].copy_from_slice(&lane_trits(lane));
+            let mut p = base;
+            p.set_limbs(NONCE_LIMB, &nonce[..LIMB]);
+            pk.run(&mut p);
+            tried += 1;
+            if p.rate_trailing_zeros() >= job.mwm() {
+                w.batch_done(tried);
+                return Some(Hit { counter: n, lane });
+            }
+        }
+        w.batch_done(tried);
+        None
     }
 
     /// Run every job to its first hit, each on one worker (or the calling thread for a single
@@ -77,7 +134,7 @@ impl CpuDevice {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(job) = jobs.get(i) else { break };
                 let mut w = Worker::new(ctl, &self.counters, slot);
-                let hit = self.kernel.search(job, CounterRange::ALL, &mut w);
+                let hit = self.search_one(job, CounterRange::ALL, &mut w);
                 let verified = hit.and_then(|h| job.verify(h));
                 done.push((
                     i,

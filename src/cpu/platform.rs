@@ -67,6 +67,17 @@ impl CpuKernel {
         }
     }
 
+    /// Nanoseconds of one transform (all lanes) on one core, as measured on the development
+    /// machines (`docs/benchmarks.md`); only its ratio to the single-state transform's
+    /// ([`PlanesKernel::transform_ns`](crate::PlanesKernel)) is used, to choose between them.
+    pub(crate) fn transform_ns(self) -> u64 {
+        match self {
+            CpuKernel::Portable => 80_000,
+            CpuKernel::Avx2 => 26_000,
+            CpuKernel::Avx512 => 42_000,
+        }
+    }
+
     /// Parse a kernel name; an unknown name or one this CPU cannot run is an error.
     pub fn from_name(name: &str) -> Result<CpuKernel, Error> {
         let k = Self::ALL

@@ -203,6 +203,17 @@ impl PlanesKernel {
         }
     }
 
+    /// Nanoseconds of one transform with a block or nonce written in, on one core, as measured
+    /// on the development machines (`docs/benchmarks.md`): for choosing between this and a
+    /// bit-sliced pass of a CPU kernel.
+    pub(crate) fn transform_ns(self) -> u64 {
+        match self {
+            PlanesKernel::Portable => 2_000,
+            PlanesKernel::Avx2 => 1_200,
+            PlanesKernel::Avx512 => 450,
+        }
+    }
+
     /// One transform of `p` (the portable one where this kernel is not supported).
     #[inline]
     pub(crate) fn run(self, p: &mut Planes) {
