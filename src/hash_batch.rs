@@ -183,7 +183,7 @@ impl Engine {
     ///
     /// ```
     /// use curlpow::{Engine, Transaction};
-    /// let engine = Engine::builder().threads(2).build()?;
+    /// let engine = Engine::builder().threads(2).backends(&[curlpow::Backend::Cpu]).build()?;
     /// let txs: Vec<Transaction> = vec!["9".repeat(2673).parse()?; 5];
     /// assert_eq!(engine.hash_many(&txs), curlpow::hash_many(&txs));
     /// # Ok::<(), curlpow::Error>(())
@@ -219,6 +219,11 @@ mod tests {
     #[test]
     fn every_kernel_and_both_paths_match_the_reference() {
         let rows: Vec<Vec<Trit>> = (0..70).map(|i| random_trits(3 * HASH_LEN, i)).collect();
+        // Longer than one window of the lane words (33 blocks): 40 blocks.
+        let long: Vec<Vec<Trit>> = (0..5)
+            .map(|i| random_trits(40 * HASH_LEN, 99 + i))
+            .collect();
+        let long_refs: Vec<&[Trit]> = long.iter().map(|r| &r[..]).collect();
         let msgs: Vec<&[Trit]> = rows.iter().map(|r| &r[..]).collect();
         let want: Vec<Vec<Trit>> = rows.iter().map(|r| curl::hash(r).unwrap()).collect();
         for &k in CpuKernel::ALL.iter().filter(|k| k.is_supported()) {
@@ -232,6 +237,16 @@ mod tests {
                     assert_eq!(bits[r.clone()], w[..], "{k} bit-sliced n={n} i={i}");
                     assert_eq!(any[r], w[..], "{k} n={n} i={i}");
                 }
+            }
+            let mut out = vec![0; 5 * HASH_LEN];
+            k.absorb_many(&long_refs, HASH_LEN, &mut out);
+            for (i, r) in long.iter().enumerate() {
+                let want = curl::hash(r).unwrap();
+                assert_eq!(
+                    out[i * HASH_LEN..(i + 1) * HASH_LEN],
+                    want[..],
+                    "{k} long {i}"
+                );
             }
             // Whole states too (the mid-state shape).
             let mut full = vec![0; 3 * STATE_LEN];

@@ -90,40 +90,52 @@ fn pack64_avx2(c: &[Trit; 64]) -> (u64, u64) {
     (!bits(1), !bits(-1))
 }
 
-/// Lane words of every trit of every message: `lo[x][w]` bit `k` is the low half of trit `x`
-/// of message `64·w + k` (all messages of one length, at most `64·W`). Each message is read
-/// once, front to back (one input stream at a time, which the hardware prefetches), into
-/// 64-message row blocks that are then transposed. Lanes without a message hold zero trits.
+/// Trits per window of [`rows_to_words`]: a transaction's 33 blocks. The words of one window
+/// of 512 messages take 1 MB, whatever the messages' length.
+pub(crate) const WINDOW: usize = 33 * crate::curl::HASH_LEN;
+
+/// Lane words of trits `start..start + lo.len()` of every message: `lo[x][w]` bit `k` is the
+/// low half of trit `start + x` of message `64·w + k` (at most `64·W` messages). Each
+/// message's window is read once, front to back (one input stream at a time, which the
+/// hardware prefetches), into 64-message row blocks that are then transposed. Lanes without a
+/// message hold zero trits.
 pub(crate) fn rows_to_words<const W: usize>(
     msgs: &[&[Trit]],
+    start: usize,
     lo: &mut [[u64; W]],
     hi: &mut [[u64; W]],
 ) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 was just detected on this CPU.
-        return unsafe { rows_to_words_avx2(msgs, lo, hi) };
+        return unsafe { rows_to_words_avx2(msgs, start, lo, hi) };
     }
-    rows_to_words_with(msgs, lo, hi, |c| pack(c));
+    rows_to_words_with(msgs, start, lo, hi, |c| pack(c));
 }
 
 /// [`rows_to_words`] packing with AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn rows_to_words_avx2<const W: usize>(msgs: &[&[Trit]], lo: &mut [[u64; W]], hi: &mut [[u64; W]]) {
-    rows_to_words_with(msgs, lo, hi, |c| pack64_avx2(c));
+fn rows_to_words_avx2<const W: usize>(
+    msgs: &[&[Trit]],
+    start: usize,
+    lo: &mut [[u64; W]],
+    hi: &mut [[u64; W]],
+) {
+    rows_to_words_with(msgs, start, lo, hi, |c| pack64_avx2(c));
 }
 
 #[inline(always)]
 fn rows_to_words_with<const W: usize>(
     msgs: &[&[Trit]],
+    start: usize,
     lo: &mut [[u64; W]],
     hi: &mut [[u64; W]],
     pack64: impl Fn(&[Trit; 64]) -> (u64, u64),
 ) {
     let len = lo.len();
     debug_assert!(msgs.len() <= 64 * W && hi.len() == len);
-    debug_assert!(msgs.iter().all(|m| m.len() == len));
+    debug_assert!(msgs.iter().all(|m| m.len() >= start + len));
     let segs = len.div_ceil(64);
     let mut rl = vec![[!0u64; 64]; segs];
     let mut rh = vec![[!0u64; 64]; segs];
@@ -132,7 +144,7 @@ fn rows_to_words_with<const W: usize>(
         for k in 0..64 {
             match group.get(k) {
                 Some(m) => {
-                    let mut chunks = m.chunks_exact(64);
+                    let mut chunks = m[start..start + len].chunks_exact(64);
                     for (s, chunk) in chunks.by_ref().enumerate() {
                         (rl[s][k], rh[s][k]) = pack64(chunk.try_into().expect("64 trits"));
                     }
@@ -248,23 +260,24 @@ mod tests {
                 })
                 .collect();
             let msgs: Vec<&[Trit]> = rows.iter().map(|r| &r[..]).collect();
-            let mut lo = vec![[0u64; 4]; len];
-            let mut hi = vec![[0u64; 4]; len];
-            rows_to_words::<4>(&msgs, &mut lo, &mut hi);
-            for x in 0..len {
+            let mut lo = vec![[0u64; 4]; len - 100];
+            let mut hi = vec![[0u64; 4]; len - 100];
+            rows_to_words::<4>(&msgs, 100, &mut lo, &mut hi);
+            for x in 0..len - 100 {
                 for lane in 0..256 {
                     let (l, h) = match rows.get(lane) {
-                        Some(r) => crate::search::trit_bits(r[x]),
+                        Some(r) => crate::search::trit_bits(r[100 + x]),
                         None => (true, true),
                     };
                     assert_eq!((lo[x][lane / 64] >> (lane % 64)) & 1 == 1, l);
                     assert_eq!((hi[x][lane / 64] >> (lane % 64)) & 1 == 1, h);
                 }
             }
-            let mut out = vec![9i8; n * len];
+            let w = len - 100;
+            let mut out = vec![9i8; n * w];
             words_to_rows::<4>(&lo, &hi, n, &mut out);
             for (m, r) in rows.iter().enumerate() {
-                assert_eq!(&out[m * len..(m + 1) * len], &r[..], "n {n} message {m}");
+                assert_eq!(&out[m * w..(m + 1) * w], &r[100..], "n {n} message {m}");
             }
         }
     }

@@ -499,7 +499,7 @@ macro_rules! wavefront_kernel {
         /// block written over the rate.
         #[target_feature(enable = $feat)]
         pub(crate) fn absorb_lanes(msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
-            use $crate::cpu::transpose::{rows_to_words, words_to_rows};
+            use $crate::cpu::transpose::{rows_to_words, words_to_rows, WINDOW};
             let n = msgs.len();
             let len = msgs.first().map_or(0, |m| m.len());
             assert!(n <= LANES && out_len <= STATE_LEN && out.len() == n * out_len);
@@ -507,20 +507,23 @@ macro_rules! wavefront_kernel {
             assert!(msgs.iter().all(|m| m.len() == len));
             let mut tpl = vec![splat(0); SLOTS];
             let mut y = vec![splat(0); SLOTS];
-            // Every message's trits as lane words first (~1 MB for 512 transactions).
-            let mut lo = vec![[0u64; WORDS]; len];
-            let mut hi = vec![[0u64; WORDS]; len];
-            rows_to_words::<WORDS>(msgs, &mut lo, &mut hi);
-            for start in (0..len).step_by(HASH_LEN) {
-                for x in 0..HASH_LEN {
-                    tpl[x] = from_words(lo[start + x], hi[start + x]);
-                }
-                if start > 0 {
-                    for x in HASH_LEN..STATE_LEN {
-                        tpl[x] = y[PLAN.pos[x] as usize];
+            // The messages' trits as lane words, a window of 33 blocks at a time (1 MB).
+            let mut lo = vec![[0u64; WORDS]; len.min(WINDOW)];
+            let mut hi = vec![[0u64; WORDS]; len.min(WINDOW)];
+            for win in (0..len).step_by(WINDOW) {
+                let wl = (len - win).min(WINDOW);
+                rows_to_words::<WORDS>(msgs, win, &mut lo[..wl], &mut hi[..wl]);
+                for start in (0..wl).step_by(HASH_LEN) {
+                    for x in 0..HASH_LEN {
+                        tpl[x] = from_words(lo[start + x], hi[start + x]);
                     }
+                    if win + start > 0 {
+                        for x in HASH_LEN..STATE_LEN {
+                            tpl[x] = y[PLAN.pos[x] as usize];
+                        }
+                    }
+                    transform(&tpl, &mut y);
                 }
-                transform(&tpl, &mut y);
             }
             let mut lo = vec![[0u64; WORDS]; out_len];
             let mut hi = vec![[0u64; WORDS]; out_len];
