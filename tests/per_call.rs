@@ -362,6 +362,12 @@ fn tiny_searches_stay_on_the_cpu_beside_a_gpu() {
         common::assert_valid_pow(tx, &r.unwrap().transaction, 4);
     }
     assert_eq!(gpu.calls.load(Ordering::Relaxed), 3);
+    // Without CPU fallback the CPU does not take what the GPU could run.
+    let no_fallback = PowOptions::mwm(4).cpu_fallback(false);
+    for (tx, r) in txs.iter().zip(e.pow_many(&txs[..4], &no_fallback)) {
+        common::assert_valid_pow(tx, &r.unwrap().transaction, 4);
+    }
+    assert_eq!(gpu.calls.load(Ordering::Relaxed), 7);
 }
 
 #[test]

@@ -33,7 +33,8 @@ pub(crate) struct JobRun {
 /// runs whole on the calling thread: waking the pool and running every worker's first transform
 /// costs more than splitting saves. Measured on the 2-vCPU development host, interleaved calls
 /// (`docs/benchmarks.md`, "Per call"): one worker was faster up to MWM 7 (4.3 expected
-/// transforms of 512 lanes), even at MWM 8 (12.8). So MWM <= 7 runs whole with AVX-512.
+/// transforms of 512 lanes); at MWM 8 (12.8) the split was slightly ahead. So MWM <= 7 runs
+/// whole with AVX-512.
 pub(crate) const SPLIT_MIN_TRANSFORMS: f64 = 8.0;
 
 /// Expected nonces of a search at `mwm`: 3^mwm (saturating).

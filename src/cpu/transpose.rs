@@ -4,8 +4,8 @@
 //!
 //! Both directions work on 64 × 64 bit blocks: 64 messages' bits of 64 trit positions are
 //! packed into one `u64` per message, and one bit-matrix transpose turns them into one `u64`
-//! per trit position (and back). That is ~20 operations per message per 64 trits, against two
-//! per trit per message for bit-by-bit packing.
+//! per trit position (and back): a transpose is ~1,900 instructions (callgrind), about 30 per
+//! message per 64 trits and half, against a few per trit for bit-by-bit packing.
 
 use crate::trinary::Trit;
 
@@ -18,7 +18,7 @@ fn gather_bytes(x: u64) -> u64 {
 
 /// The bit-sliced halves of up to 64 trits: bit `j` = trit `j` (encoding in
 /// [`crate::search::trit_bits`]). Eight trits per step: a trit byte is `0x01` for 1 and `0xFF`
-/// for -1, so `high = !bit 7` and `low = !(bit 0 & !bit 7)`.
+/// for -1, so `high = !bit 7` and `low = !(bit 0 & !bit 7)`. Valid trits only (callers check).
 #[inline]
 pub(crate) fn pack(trits: &[Trit]) -> (u64, u64) {
     debug_assert!(trits.len() <= 64);

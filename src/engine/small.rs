@@ -4,8 +4,8 @@
 //!
 //! When: not latency mode, the CPU allowed by the selection, and the expected work per
 //! transaction (3^MWM nonces) at most [`SMALL_WORK`] (CPU only) or [`TINY_WORK`] (when other
-//! devices are allowed too: a GPU launch and read-back costs more than a search this small on
-//! one CPU core, so tiny searches stay on the CPU). Anything this path does not finish (a host
+//! devices are allowed too, and CPU fallback is on: a GPU launch and read-back costs more than
+//! a search this small on one CPU core, so tiny searches stay on the CPU). Anything this path does not finish (a host
 //! check that fails, a CPU marked unhealthy) goes through the normal per-transaction path.
 //!
 //! The registry sees what it would see otherwise: one search, its nonces and its hit per
@@ -51,11 +51,12 @@ impl Engine {
         else {
             return out;
         };
-        let limit = if allowed.len() > 1 {
-            TINY_WORK
-        } else {
-            SMALL_WORK
-        };
+        let others = allowed.len() > 1;
+        if others && !opts.cpu_fallback.unwrap_or(reg.policy.cpu_fallback) {
+            // The CPU may not take searches that other devices could run.
+            return out;
+        }
+        let limit = if others { TINY_WORK } else { SMALL_WORK };
         if opts.latency || txs.len() < 2 || check_mwm(opts.mwm).is_err() {
             return out;
         }
