@@ -133,7 +133,7 @@ pub enum Error {
         /// Nonces tried before it stopped.
         nonces: u64,
     },
-    /// A device returned a nonce that the host check (scalar Curl-P-81) rejected.
+    /// A device returned a nonce that the host check rejected.
     #[error("device {device} returned an invalid nonce (host check failed)")]
     InvalidNonce {
         /// The device's id.

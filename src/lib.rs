@@ -21,8 +21,10 @@
 //! # Ok::<(), curlpow::Error>(())
 //! ```
 //!
-//! Every nonce a device returns is re-checked with the scalar Curl-P-81 reference ([`hash`],
-//! [`transform`]) before it is returned.
+//! Every nonce a device returns is re-checked on the host before it is returned: one transform
+//! of the last block from the host's own mid-state, with the host's fast single-state
+//! transform (tested against the scalar reference [`transform`] and the public vectors).
+//! [`hash_many`] hashes many transactions at once, bit-sliced on the CPU kernels.
 //!
 //! The public surface: [`Engine`] and its [`EngineBuilder`], [`PowOptions`], the results
 //! ([`PowResult`], [`PowReport`], [`BenchResult`], [`DeviceReport`]), [`Transaction`] and the
@@ -47,11 +49,10 @@ mod error;
 pub mod fault;
 #[cfg(any(feature = "opencl", feature = "wgpu"))]
 mod gpu;
+mod hash_batch;
 mod host_threads;
 #[doc(hidden)]
 pub mod lazy_deque;
-#[doc(hidden)]
-pub mod midstate;
 #[cfg(feature = "opencl")]
 #[doc(hidden)]
 pub mod opencl;
@@ -78,6 +79,7 @@ pub use engine::{
     MAINNET_MWM,
 };
 pub use error::{Error, TryteError};
+pub use hash_batch::{hash_many, hash_many_trits, verify_many};
 pub use registry::{DeviceReport, DeviceStats, Selection};
 pub use search::check_mwm;
 pub use transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
@@ -99,8 +101,8 @@ pub mod trits {
 pub mod internal {
     pub use crate::bitslice;
     pub use crate::control::{Counters, StopReason, Worker};
+    pub use crate::curl::{fast_transform, fast_transform_repeat, PlanesKernel};
     pub use crate::lazy_deque;
-    pub use crate::midstate;
     #[cfg(feature = "opencl")]
     pub use crate::opencl;
     pub use crate::search;

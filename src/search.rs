@@ -16,7 +16,7 @@
 //! ranges are disjoint by construction; different devices get disjoint ranges too. A hit decodes
 //! to its nonce without reading device memory: [`nonce_trits`].
 
-use crate::curl::{self, HASH_LEN, STATE_LEN};
+use crate::curl::{Planes, PlanesKernel, HASH_LEN, STATE_LEN};
 use crate::error::Error;
 use crate::transaction::{Transaction, TRANSACTION_TRITS};
 use crate::trinary::{self, Trit};
@@ -147,7 +147,13 @@ pub struct SearchJob {
     /// Curl state after absorbing blocks 1..32, with the last block written over the rate and the
     /// nonce field zeroed (lane and counter trits zero).
     state: [Trit; STATE_LEN],
+    /// The same state as the host's fast transform holds it, for the host check.
+    planes: Planes,
 }
+
+/// The nonce is whole limbs of the planes layout (limbs 6..9), so a check writes it directly.
+pub(crate) const NONCE_LIMB: usize = NONCE_OFFSET / crate::curl::planes::LIMB;
+const _: () = assert!(NONCE_LIMB * crate::curl::planes::LIMB == NONCE_OFFSET);
 
 impl std::fmt::Debug for SearchJob {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -158,18 +164,35 @@ impl std::fmt::Debug for SearchJob {
 }
 
 impl SearchJob {
-    /// Prepare a search: absorbs the first 32 blocks (the mid-state) once.
+    /// Prepare a search: absorbs the first 32 blocks (the mid-state) once, with the host's fast
+    /// transform (tested against the reference).
     pub fn new(tx: &Transaction, mwm: usize) -> Result<Self, Error> {
         check_mwm(mwm)?;
-        // The transaction holds only trits, in 32 whole blocks here: the fast transform applies.
-        let mut state = crate::midstate::absorb(&tx.trits()[..LAST_BLOCK]);
-        state[..HASH_LEN].copy_from_slice(&tx.trits()[LAST_BLOCK..]);
-        state[NONCE_OFFSET..HASH_LEN].fill(0);
-        Ok(SearchJob {
+        // The transaction holds only trits, in 32 whole blocks here.
+        let mid = crate::curl::planes::absorb(&tx.trits()[..LAST_BLOCK], PlanesKernel::detect());
+        Ok(Self::from_planes(tx, mwm, mid))
+    }
+
+    /// Prepare a search from a mid-state computed elsewhere on the host (a batch of them at once:
+    /// [`crate::hash_batch::midstates`]): `mid` is the sponge state after the first 32 blocks.
+    pub(crate) fn with_midstate(
+        tx: &Transaction,
+        mwm: usize,
+        mid: &[Trit; STATE_LEN],
+    ) -> Result<Self, Error> {
+        check_mwm(mwm)?;
+        Ok(Self::from_planes(tx, mwm, Planes::from_trits(mid)))
+    }
+
+    fn from_planes(tx: &Transaction, mwm: usize, mut planes: Planes) -> SearchJob {
+        planes.set_limbs(0, &tx.trits()[LAST_BLOCK..]);
+        planes.set_limbs(NONCE_LIMB, &[0; HASH_LEN - NONCE_OFFSET]);
+        SearchJob {
             tx: tx.clone(),
             mwm,
-            state,
-        })
+            state: planes.trits(),
+            planes,
+        }
     }
 
     /// Prepare a search from a *prefix state*: the sponge state after absorbing blocks 0..30
@@ -184,18 +207,12 @@ impl SearchJob {
         prefix: &[Trit; STATE_LEN],
     ) -> Result<Self, Error> {
         check_mwm(mwm)?;
-        let mut state = *prefix;
+        let kernel = PlanesKernel::detect();
+        let mut mid = Planes::from_trits(prefix);
         for block in tx.trits()[PREFIX_TRITS..LAST_BLOCK].chunks_exact(HASH_LEN) {
-            state[..HASH_LEN].copy_from_slice(block);
-            crate::midstate::transform(&mut state);
+            mid.absorb_block(block, kernel);
         }
-        state[..HASH_LEN].copy_from_slice(&tx.trits()[LAST_BLOCK..]);
-        state[NONCE_OFFSET..HASH_LEN].fill(0);
-        Ok(SearchJob {
-            tx: tx.clone(),
-            mwm,
-            state,
-        })
+        Ok(Self::from_planes(tx, mwm, mid))
     }
 
     /// The minimum weight magnitude.
@@ -208,22 +225,28 @@ impl SearchJob {
         &self.state
     }
 
+    /// The same state as the host's fast transform holds it (nonce trits zero).
+    pub(crate) fn planes(&self) -> &Planes {
+        &self.planes
+    }
+
     /// The input transaction.
     pub fn transaction(&self) -> &Transaction {
         &self.tx
     }
 
     /// The host check: the transaction with this hit's nonce, if its hash really ends in `mwm`
-    /// zero trits (computed with the scalar reference from the mid-state).
+    /// zero trits. One transform of the last block from the host's own mid-state (computed on
+    /// the host, never read back from a device), with the host's fast transform.
     pub fn verify(&self, hit: Hit) -> Option<Transaction> {
         if hit.lane >= MAX_LANES {
             return None;
         }
         let nonce = nonce_trits(hit.lane, hit.counter);
-        let mut s = self.state;
-        s[NONCE_OFFSET..HASH_LEN].copy_from_slice(&nonce);
-        curl::transform(&mut s);
-        if trinary::trailing_zeros(&s[..HASH_LEN]) < self.mwm {
+        let mut p = self.planes;
+        p.set_limbs(NONCE_LIMB, &nonce);
+        PlanesKernel::detect().run(&mut p);
+        if p.rate_trailing_zeros() < self.mwm {
             return None;
         }
         let mut tx = self.tx.clone();
@@ -238,7 +261,7 @@ pub(crate) const PREFIX_TRITS: usize = 30 * HASH_LEN;
 /// The sponge state after absorbing blocks 0..30 of `tx`: what no attachToTangle step changes
 /// (trunk, branch, tag, timestamps and nonce all lie in blocks 30..33).
 pub(crate) fn prefix_state(tx: &Transaction) -> [Trit; STATE_LEN] {
-    crate::midstate::absorb(&tx.trits()[..PREFIX_TRITS])
+    crate::curl::planes::absorb(&tx.trits()[..PREFIX_TRITS], PlanesKernel::detect()).trits()
 }
 
 /// Check a minimum weight magnitude (0..=243).

@@ -192,9 +192,11 @@ impl Transaction {
         self.field(Field::Nonce)
     }
 
-    /// The transaction's Curl-P-81 hash (243 trits).
+    /// The transaction's Curl-P-81 hash (243 trits), with the fast single-state transform
+    /// (tested against the scalar reference [`crate::hash`] and the public vectors).
     pub fn hash(&self) -> Vec<Trit> {
-        curl::hash(&self.trits[..]).expect("8019 trits is 33 blocks")
+        let p = curl::planes::absorb(&self.trits[..], curl::PlanesKernel::detect());
+        p.trits()[..curl::HASH_LEN].to_vec()
     }
 
     /// The hash as 81 trytes.

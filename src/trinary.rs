@@ -47,6 +47,31 @@ pub fn tryte_value_to_trits(v: i8) -> [Trit; 3] {
     out
 }
 
+/// The three trits of every byte that is a tryte character, with a fourth entry 1; all zero for
+/// every other byte. One look-up per tryte instead of a division loop.
+const TRYTE_TRITS: [[Trit; 4]; 256] = {
+    let mut t = [[0i8; 4]; 256];
+    let mut i = 0;
+    while i < 27 {
+        // Tryte value v = i for i <= 13, i - 27 above (the alphabet is indexed mod 27).
+        let v = if i <= 13 { i as i32 } else { i as i32 - 27 };
+        let mut e = [0i8; 4];
+        let mut rest = v;
+        let mut k = 0;
+        while k < 3 {
+            let r = rest.rem_euclid(3);
+            let trit = if r == 2 { -1 } else { r };
+            e[k] = trit as i8;
+            rest = (rest - trit) / 3;
+            k += 1;
+        }
+        e[3] = 1;
+        t[TRYTE_ALPHABET[i] as usize] = e;
+        i += 1;
+    }
+    t
+};
+
 /// Parse a string of trytes into trits. The error names the first bad character and its
 /// column (1-based, in characters), with its code point when it is invisible or not ASCII.
 ///
@@ -61,10 +86,15 @@ pub fn tryte_value_to_trits(v: i8) -> [Trit; 3] {
 /// assert!(curlpow::trytes_to_trits("9a").is_err());
 /// ```
 pub fn trytes_to_trits(trytes: &str) -> Result<Vec<Trit>, Error> {
-    check_trytes(trytes)?;
-    let mut out = Vec::with_capacity(trytes.len() * 3);
-    for &c in trytes.as_bytes() {
-        out.extend_from_slice(&tryte_value_to_trits(tryte_value(c).unwrap_or(0)));
+    let bytes = trytes.as_bytes();
+    let mut out = vec![0i8; bytes.len() * 3];
+    for (o, &b) in out.chunks_exact_mut(3).zip(bytes) {
+        let e = TRYTE_TRITS[b as usize];
+        if e[3] == 0 {
+            // The first bad byte: check_trytes names it (column, code point).
+            check_trytes(trytes)?;
+        }
+        o.copy_from_slice(&e[..3]);
     }
     Ok(out)
 }
@@ -103,13 +133,19 @@ pub fn trits_to_trytes(trits: &[Trit]) -> Result<String, Error> {
 
 /// An error naming the first value that is not -1, 0 or 1 (its index in `trits`).
 pub fn check_trits(trits: &[Trit]) -> Result<(), Error> {
-    match trits.iter().position(|t| !(-1..=1).contains(t)) {
-        Some(index) => Err(Error::NotATrit {
-            index,
-            value: trits[index],
-        }),
-        None => Ok(()),
+    // Chunks without a branch per trit (they vectorise); the position only on failure.
+    let bad = |t: &Trit| !(-1..=1).contains(t);
+    if !trits
+        .chunks(64)
+        .any(|c| c.iter().fold(false, |acc, t| acc | bad(t)))
+    {
+        return Ok(());
     }
+    let index = trits.iter().position(bad).unwrap_or(0);
+    Err(Error::NotATrit {
+        index,
+        value: trits[index],
+    })
 }
 
 /// Write `value` in balanced ternary into `out`, least significant trit first.
@@ -152,6 +188,23 @@ mod tests {
         }
         assert_eq!(tryte_value(b'a'), None);
         assert_eq!(tryte_value(b'0'), None);
+    }
+
+    #[test]
+    fn the_tryte_table_matches_the_values() {
+        for b in 0..=255u8 {
+            let e = TRYTE_TRITS[b as usize];
+            match tryte_value(b) {
+                Some(v) => assert_eq!(e, {
+                    let t = tryte_value_to_trits(v);
+                    [t[0], t[1], t[2], 1]
+                }),
+                None => assert_eq!(e, [0; 4], "{b}"),
+            }
+        }
+        let s: String = TRYTE_ALPHABET.iter().map(|&c| c as char).collect();
+        let trits = trytes_to_trits(&s).unwrap();
+        assert_eq!(trits_to_trytes(&trits).unwrap(), s);
     }
 
     #[test]

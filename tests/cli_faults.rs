@@ -63,16 +63,18 @@ fn a_lying_or_failing_device_is_caught_and_the_cpu_finishes() {
         "wrong-nonce:0.5",
         "launch-error:0.3",
     ] {
+        // MWM 7: above what the engine keeps on the CPU beside other devices (3^6 expected
+        // nonces), so the searches go through the registry and reach fault:0.
         let (txs, input) = batch(4);
         let out = curlpow()
             .env("CURLPOW_INJECT_FAULT", spec)
-            .args(["pow", "--mwm", "4", "--stats", "-q"])
+            .args(["pow", "--mwm", "7", "--stats", "-q"])
             .write_stdin(input)
             .assert()
             .success()
             .get_output()
             .clone();
-        check_results(&txs, &out.stdout, 4);
+        check_results(&txs, &out.stdout, 7);
         let stats = String::from_utf8_lossy(&out.stderr);
         let line = stats
             .lines()

@@ -193,7 +193,9 @@ fn many_callers_share_one_pool() {
         during.iter().all(|&n| n <= before + 8),
         "threads before {before}, during {during:?}"
     );
-    assert_eq!(os_threads(), before);
+    // Other tests of this binary run in parallel and may drop their engines meanwhile: the
+    // count can only have gone down.
+    assert!(os_threads() <= before);
 }
 
 #[test]

@@ -5,9 +5,11 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+pub(crate) mod batch;
 mod platform;
 mod pool;
 mod portable;
+pub(crate) mod transpose;
 #[cfg(target_arch = "x86_64")]
 mod wavefront;
 
@@ -88,6 +90,11 @@ impl Device for CpuDevice {
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
         let _guard = self.busy.lock();
+        if self.is_small(job.mwm()) {
+            // Too little work to split: the calling thread runs it whole (no pool wake-up).
+            let (hit, nonces) = self.search_here(job, range, ctl);
+            return Ok(SearchOutcome { hit, nonces });
+        }
         let threads = ctl
             .max_threads()
             .map_or(self.threads, |n| n.min(self.threads));

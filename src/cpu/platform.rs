@@ -78,6 +78,17 @@ impl CpuKernel {
         }
     }
 
+    /// Nanoseconds of one transform (all lanes) on one core, as measured on the development
+    /// machines (`docs/benchmarks.md`); only its ratio to the single-state transform's
+    /// ([`PlanesKernel::transform_ns`](crate::PlanesKernel)) is used, to choose between them.
+    pub(crate) fn transform_ns(self) -> u64 {
+        match self {
+            CpuKernel::Portable => 80_000,
+            CpuKernel::Avx2 => 26_000,
+            CpuKernel::Avx512 => 42_000,
+        }
+    }
+
     /// Parse a kernel name; an unknown name or one this CPU cannot run is an error.
     pub fn from_name(name: &str) -> Result<CpuKernel, Error> {
         let k = Self::ALL
@@ -215,6 +226,33 @@ impl CpuKernel {
             #[cfg(not(target_arch = "x86_64"))]
             _ => 0,
         })
+    }
+
+    /// Batch hashing: absorb every message (equal lengths, at least one whole 243-trit block,
+    /// valid trits) bit-sliced across messages with this kernel's transform, `lanes()` messages
+    /// per pass, and write the first `out_len` trits (1..=729) of each final state to `out`,
+    /// message after message. A kernel this CPU lacks falls back to the portable one.
+    pub(crate) fn absorb_many(self, msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
+        assert!(out_len > 0 && out.len() == msgs.len() * out_len);
+        let k = if self.is_supported() {
+            self
+        } else {
+            CpuKernel::Portable
+        };
+        for (chunk, o) in msgs
+            .chunks(k.lanes())
+            .zip(out.chunks_mut(k.lanes() * out_len))
+        {
+            match k {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: is_supported() confirmed AVX2 on this CPU.
+                CpuKernel::Avx2 => unsafe { super::avx2::absorb_lanes(chunk, out_len, o) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: is_supported() confirmed AVX-512F on this CPU.
+                CpuKernel::Avx512 => unsafe { super::avx512::absorb_lanes(chunk, out_len, o) },
+                _ => super::portable::absorb_lanes(chunk, out_len, o),
+            }
+        }
     }
 }
 

@@ -174,6 +174,36 @@ pub(crate) fn bare_transforms(job: &SearchJob, n: usize) -> u64 {
     acc
 }
 
+/// Batch hook: absorb up to 64 messages of equal length (at least one whole 243-trit block,
+/// valid trits), one per lane, and write the first `out_len` trits of each final state to
+/// `out`, message after message (see the SIMD kernels' `absorb_lanes`).
+pub(crate) fn absorb_lanes(msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
+    use super::transpose::{rows_to_words, words_to_rows, WINDOW};
+    let n = msgs.len();
+    let len = msgs.first().map_or(0, |m| m.len());
+    assert!(n <= LANES && out_len <= STATE_LEN && out.len() == n * out_len);
+    assert!(len >= HASH_LEN && len.is_multiple_of(HASH_LEN));
+    assert!(msgs.iter().all(|m| m.len() == len));
+    let mut s = State::broadcast(&[0; STATE_LEN]);
+    let mut scratch = s.clone();
+    let mut lo = vec![[0u64; 1]; len.min(WINDOW)];
+    let mut hi = vec![[0u64; 1]; len.min(WINDOW)];
+    for win in (0..len).step_by(WINDOW) {
+        let wl = (len - win).min(WINDOW);
+        rows_to_words::<1>(msgs, win, &mut lo[..wl], &mut hi[..wl]);
+        for start in (0..wl).step_by(HASH_LEN) {
+            for x in 0..HASH_LEN {
+                s.lo[x] = lo[start + x][0];
+                s.hi[x] = hi[start + x][0];
+            }
+            transform(&mut s, &mut scratch);
+        }
+    }
+    let lo: Vec<[u64; 1]> = s.lo[..out_len].iter().map(|&w| [w]).collect();
+    let hi: Vec<[u64; 1]> = s.hi[..out_len].iter().map(|&w| [w]).collect();
+    words_to_rows::<1>(&lo, &hi, n, out);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

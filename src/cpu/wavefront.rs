@@ -379,7 +379,7 @@ macro_rules! wavefront_kernel {
         #[target_feature(enable = $feat)]
         unsafe fn pass5(src: *const Trit, dst: *mut Trit, off: &[u16; ADDR_LEN]) {
             let mut r = [[splat(0); 9]; 4];
-            // SAFETY (every step): step index i = t - Z_MIN runs 0..744, so i + 16 < 760 =
+            // SAFETY: for every step, step index i = t - Z_MIN runs 0..744, so i + 16 < 760 =
             // ADDR_LEN, and steps store from i = 15. 744 = 15 warm-up steps + 40 × 18 + 9.
             unsafe {
                 step5::<false, 0>(0, src, dst, off, &mut r);
@@ -459,7 +459,7 @@ macro_rules! wavefront_kernel {
         #[target_feature(enable = $feat)]
         unsafe fn pass4(src: *const Trit, dst: *mut Trit, off: &[u16; ADDR_LEN]) {
             let mut r = [[splat(0); 5]; 3];
-            // SAFETY (every step): i = t - Z_MIN runs 5..741, so i + 8 < ADDR_LEN; stores from
+            // SAFETY: for every step, i = t - Z_MIN runs 5..741, so i + 8 < ADDR_LEN; stores from
             // i = 12. 736 steps = 7 warm-up + 145 × 5 + 4.
             unsafe {
                 step4::<false, 0>(5, src, dst, off, &mut r);
@@ -517,7 +517,7 @@ macro_rules! wavefront_kernel {
         #[target_feature(enable = $feat)]
         unsafe fn pass3(src: *const Trit, dst: *mut Trit, off: &[u16; ADDR_LEN]) {
             let mut r = [[splat(0); 3]; 2];
-            // SAFETY (every step): i = t - Z_MIN runs 8..740, so i + 4 < ADDR_LEN; stores from
+            // SAFETY: for every step, i = t - Z_MIN runs 8..740, so i + 4 < ADDR_LEN; stores from
             // i = 11. 732 steps = 3 warm-up + 243 × 3.
             unsafe {
                 step3::<false, 0>(8, src, dst, off, &mut r);
@@ -916,6 +916,50 @@ macro_rules! wavefront_kernel {
                 acc = acc.wrapping_add(to_words(t.lo)[0]);
             }
             acc
+        }
+
+        /// Batch hook: absorb up to `LANES` messages of equal length (at least one whole
+        /// 243-trit block, valid trits), one per lane, with this kernel's transform, and write
+        /// the first `out_len` trits (natural order: 243 for a hash, 729 for a mid-state) of
+        /// each final state to `out`, message after message. Between blocks the state is read
+        /// back in natural order (the transform stores it permuted, `PLAN.pos`) and the next
+        /// block written over the rate.
+        #[target_feature(enable = $feat)]
+        pub(crate) fn absorb_lanes(msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
+            use $crate::cpu::transpose::{rows_to_words, words_to_rows, WINDOW};
+            let n = msgs.len();
+            let len = msgs.first().map_or(0, |m| m.len());
+            assert!(n <= LANES && out_len <= STATE_LEN && out.len() == n * out_len);
+            assert!(len >= HASH_LEN && len.is_multiple_of(HASH_LEN));
+            assert!(msgs.iter().all(|m| m.len() == len));
+            let mut tpl = vec![splat(0); SLOTS];
+            let mut y = vec![splat(0); SLOTS];
+            // The messages' trits as lane words, a window of 33 blocks at a time (1 MB).
+            let mut lo = vec![[0u64; WORDS]; len.min(WINDOW)];
+            let mut hi = vec![[0u64; WORDS]; len.min(WINDOW)];
+            for win in (0..len).step_by(WINDOW) {
+                let wl = (len - win).min(WINDOW);
+                rows_to_words::<WORDS>(msgs, win, &mut lo[..wl], &mut hi[..wl]);
+                for start in (0..wl).step_by(HASH_LEN) {
+                    for x in 0..HASH_LEN {
+                        tpl[x] = from_words(lo[start + x], hi[start + x]);
+                    }
+                    if win + start > 0 {
+                        for x in HASH_LEN..STATE_LEN {
+                            tpl[x] = y[PLAN.pos[x] as usize];
+                        }
+                    }
+                    transform(&tpl, &mut y);
+                }
+            }
+            let mut lo = vec![[0u64; WORDS]; out_len];
+            let mut hi = vec![[0u64; WORDS]; out_len];
+            for x in 0..out_len {
+                let t = y[PLAN.pos[x] as usize];
+                lo[x] = to_words(t.lo);
+                hi[x] = to_words(t.hi);
+            }
+            words_to_rows::<WORDS>(&lo, &hi, n, out);
         }
 
         #[cfg(test)]

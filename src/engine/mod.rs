@@ -13,6 +13,7 @@ mod bench;
 mod builder;
 mod estimate;
 mod options;
+mod small;
 
 pub use bench::{bench_transaction, BenchResult};
 pub use builder::EngineBuilder;
@@ -51,7 +52,7 @@ impl PowReport {
 #[non_exhaustive]
 pub struct PowResult {
     /// The input transaction with its nonce set; its hash ends in at least MWM zero trits
-    /// (checked on the host with the scalar reference).
+    /// (checked on the host from the host's own mid-state).
     pub transaction: Transaction,
     /// How the search went.
     pub report: PowReport,
@@ -364,19 +365,26 @@ impl Engine {
         let mut opts = opts.clone();
         opts.deadline = opts.deadline_from(Instant::now());
         opts.timeout = None;
-        if txs.len() <= 1 {
-            return txs.iter().map(|tx| self.pow_with(tx, &opts)).collect();
+        // Small searches: one transaction per CPU worker (see small.rs); the rest below.
+        let mut results = self.pow_many_small(txs, &opts);
+        let pending: Vec<usize> = (0..txs.len()).filter(|&k| results[k].is_none()).collect();
+        if pending.len() <= 1 {
+            for k in pending {
+                results[k] = Some(self.pow_with(&txs[k], &opts));
+            }
+            return results
+                .into_iter()
+                .map(|r| r.expect("every job reports"))
+                .collect();
         }
         let (rtx, rrx) = mpsc::channel();
-        for (k, tx) in txs.iter().enumerate() {
-            let (engine, tx, opts, rtx) = (self.clone(), tx.clone(), opts.clone(), rtx.clone());
+        for k in pending {
+            let (engine, tx, opts, rtx) = (self.clone(), txs[k].clone(), opts.clone(), rtx.clone());
             self.inner.runners.submit(move || {
                 let _ = rtx.send((k, engine.pow_with(&tx, &opts)));
             });
         }
         drop(rtx);
-        let mut results: Vec<Option<Result<PowResult, Error>>> =
-            (0..txs.len()).map(|_| None).collect();
         for (k, r) in rrx {
             results[k] = Some(r);
         }

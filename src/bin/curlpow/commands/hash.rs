@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
 use clap::Args;
-use curlpow::Transaction;
+use curlpow::{Backend, Engine, Transaction};
 
 use crate::exit::UsageError;
 use crate::input::{line_error, too_long, BadLines, Input, InputArg};
@@ -54,6 +54,7 @@ pub fn run_hash(a: InputArg) -> Result<ExitCode> {
         Ok(())
     })?;
     bad.finish()?;
+    let engine = hasher()?;
     let mut chunk: Vec<String> = Vec::new();
     let mut chunk_bytes = 0;
     input.for_each_line(MAX_HASH_LINE, |line| {
@@ -64,19 +65,19 @@ pub fn run_hash(a: InputArg) -> Result<ExitCode> {
         chunk_bytes += s.len();
         chunk.push(s.to_string());
         if chunk.len() == HASH_CHUNK_LINES || chunk_bytes >= HASH_CHUNK_BYTES {
-            flush(&mut chunk, &mut out)?;
+            flush(&engine, &mut chunk, &mut out)?;
             chunk_bytes = 0;
         }
         Ok(())
     })?;
-    flush(&mut chunk, &mut out)?;
+    flush(&engine, &mut chunk, &mut out)?;
     out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Hash and write the lines of a chunk, then empty it.
-fn flush(chunk: &mut Vec<String>, out: &mut Stdout) -> Result<()> {
-    for h in hash_lines(chunk)? {
+fn flush(engine: &Engine, chunk: &mut Vec<String>, out: &mut Stdout) -> Result<()> {
+    for h in hash_lines(engine, chunk)? {
         out.line(h)?;
     }
     chunk.clear();
@@ -98,16 +99,28 @@ fn hash_line_text(bytes: &[u8]) -> Result<&str, String> {
     Ok(s)
 }
 
-/// The 81-tryte Curl-P-81 hash of each line (checked trytes, a multiple of 81 each).
-fn hash_lines(lines: &[String]) -> Result<Vec<String>> {
-    lines
+/// The 81-tryte Curl-P-81 hash of each line (checked trytes, a multiple of 81 each), bit-sliced
+/// across the lines on the CPU pool's kernel.
+fn hash_lines(engine: &Engine, lines: &[String]) -> Result<Vec<String>> {
+    let trits = lines
         .iter()
-        .map(|s| {
-            let trits = curlpow::trytes_to_trits(s)?;
-            Ok(curlpow::trits_to_trytes(&curlpow::hash(&trits)?)?)
-        })
+        .map(|s| curlpow::trytes_to_trits(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let refs: Vec<&[i8]> = trits.iter().map(|t| &t[..]).collect();
+    engine
+        .hash_many_trits(&refs)?
+        .iter()
+        .map(|h| Ok(curlpow::trits_to_trytes(h)?))
         .collect()
 }
+
+/// The CPU pool that hashes (no GPU driver is loaded for hashing).
+fn hasher() -> Result<Engine> {
+    Ok(Engine::builder().backends(&[Backend::Cpu]).build()?)
+}
+
+/// Transactions whose weights are computed together.
+const VERIFY_CHUNK: usize = 512;
 
 pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
     curlpow::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
@@ -130,16 +143,29 @@ pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
         Ok(())
     })?;
     bad.finish()?;
+    let engine = hasher()?;
     let mut ok = true;
+    let mut chunk: Vec<Transaction> = Vec::with_capacity(VERIFY_CHUNK);
+    let mut weigh = |chunk: &mut Vec<Transaction>, out: &mut Stdout| -> Result<()> {
+        for h in engine.hash_many(chunk) {
+            let w = curlpow::trailing_zeros(&h);
+            out.line(w)?;
+            ok &= w >= a.mwm;
+        }
+        chunk.clear();
+        Ok(())
+    };
     input.for_each_line(MAX_TX_LINE, |line| {
         let Line::Text { bytes, .. } = line else {
             return Err(changed());
         };
-        let w = parse_tx(bytes).map_err(|_| changed())?.weight();
-        out.line(w)?;
-        ok &= w >= a.mwm;
+        chunk.push(parse_tx(bytes).map_err(|_| changed())?);
+        if chunk.len() == VERIFY_CHUNK {
+            weigh(&mut chunk, &mut out)?;
+        }
         Ok(())
     })?;
+    weigh(&mut chunk, &mut out)?;
     out.finish()?;
     Ok(if ok {
         ExitCode::SUCCESS

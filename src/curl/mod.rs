@@ -1,4 +1,18 @@
-//! Scalar Curl-P-81: the slow, obvious reference every fast path is tested against.
+//! Curl-P-81: the scalar reference ([`transform`], [`Curl`], [`hash`]) and the fast single-state
+//! transform the host uses for mid-states and host checks ([`planes`]).
+//!
+//! - `reference.rs`: the permutation exactly as specified; the public [`transform`].
+//! - `planes.rs`: the state as two 729-bit planes, one rotation and one bitwise S-box per round;
+//!   `planes_avx512.rs` is its AVX-512 version.
+
+pub(crate) mod planes;
+#[cfg(target_arch = "x86_64")]
+mod planes_avx512;
+mod reference;
+
+pub(crate) use planes::Planes;
+pub use planes::{fast_transform, fast_transform_repeat, PlanesKernel};
+pub use reference::transform;
 
 use crate::error::Error;
 use crate::trinary::Trit;
@@ -9,8 +23,6 @@ pub const STATE_LEN: usize = 729;
 pub const HASH_LEN: usize = 243;
 /// Rounds per transform.
 pub const ROUNDS: usize = 81;
-
-const TRUTH_TABLE: [Trit; 11] = [1, 0, -1, 2, 1, -1, 0, 2, -1, 1, 0];
 
 /// The round's index walk: `I[0] = 0`, `I[k+1] = I[k] + 364` if `I[k] < 365`, else `I[k] - 365`.
 /// 730 entries; `I[729] = 0`.
@@ -24,20 +36,8 @@ pub const INDEX: [usize; STATE_LEN + 1] = {
     t
 };
 
-/// The Curl-P-81 permutation on a 729-trit state.
-pub fn transform(state: &mut [Trit; STATE_LEN]) {
-    let mut old = [0i8; STATE_LEN];
-    for _ in 0..ROUNDS {
-        old.copy_from_slice(state);
-        for (i, s) in state.iter_mut().enumerate() {
-            let a = old[INDEX[i]];
-            let b = old[INDEX[i + 1]];
-            *s = TRUTH_TABLE[(a + 4 * b + 5) as usize];
-        }
-    }
-}
-
-/// A Curl-P-81 sponge.
+/// A Curl-P-81 sponge on the scalar reference [`transform`] (for many whole transactions,
+/// [`hash_many`](crate::hash_many) is much faster).
 ///
 /// ```
 /// use curlpow::Curl;
@@ -121,7 +121,7 @@ pub fn hash(trits: &[Trit]) -> Result<Vec<Trit>, Error> {
     Ok(out)
 }
 
-fn check_blocks(trits: &[Trit]) -> Result<(), Error> {
+pub(crate) fn check_blocks(trits: &[Trit]) -> Result<(), Error> {
     if !trits.len().is_multiple_of(HASH_LEN) {
         return Err(Error::TritLength {
             found: trits.len(),
