@@ -45,6 +45,7 @@ mod error;
 #[cfg(any(feature = "opencl", feature = "wgpu"))]
 mod gpu;
 mod host_threads;
+mod launch_stats;
 #[doc(hidden)]
 pub mod lazy_deque;
 #[doc(hidden)]
@@ -68,10 +69,11 @@ pub use cpu::CpuKernel;
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
 pub use engine::{
-    bench_transaction, BenchResult, Engine, EngineBuilder, PowOptions, PowReport, PowResult,
-    MAINNET_MWM,
+    bench_transaction, BenchResult, Engine, EngineBuilder, LatencyReport, PowOptions, PowReport,
+    PowResult, Spread, MAINNET_MWM,
 };
 pub use error::{Error, TryteError};
+pub use launch_stats::{LaunchStats, SearchTiming};
 pub use registry::{DeviceReport, DeviceStats, Selection};
 pub use search::check_mwm;
 pub use transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};

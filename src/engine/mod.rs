@@ -13,7 +13,7 @@ mod bench;
 mod builder;
 mod options;
 
-pub use bench::{bench_transaction, BenchResult};
+pub use bench::{bench_transaction, BenchResult, LatencyReport, Spread};
 pub use builder::EngineBuilder;
 pub use options::{PowOptions, MAINNET_MWM};
 

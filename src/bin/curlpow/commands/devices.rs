@@ -12,6 +12,10 @@ pub struct DevicesArgs {
     /// JSON array of objects.
     #[arg(long)]
     json: bool,
+    /// Compile every GPU device's kernel first, so that build times, registers and spills
+    /// (where the driver tells) appear under `details.launch`.
+    #[arg(long)]
+    prepare: bool,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -21,6 +25,15 @@ pub fn run(a: DevicesArgs) -> Result<ExitCode> {
     ea.software = true;
     ea.verbose = true;
     let (engine, _) = build_engine(&ea)?;
+    if a.prepare {
+        for d in engine.device_report() {
+            if d.info.backend != curlpow::Backend::Cpu {
+                if let Err(e) = engine.prepare_device(&d.info.id) {
+                    eprintln!("curlpow: {}: {e}", d.info.id);
+                }
+            }
+        }
+    }
     let list = engine.device_report();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&list)?);
