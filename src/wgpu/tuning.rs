@@ -41,13 +41,14 @@ pub struct Tuning {
 }
 
 impl Tuning {
-    /// Defaults for a software adapter (llvmpipe): one transform per invocation, a few thousand
-    /// invocations, small workgroups (llvmpipe runs one workgroup per thread: 8 invocations
-    /// fill one 256-bit SIMD vector and let several workgroups share the cores).
+    /// Defaults for a software adapter (llvmpipe): up to 7 transforms per invocation (the most
+    /// under its loop cap; the sizing picks the length), a few thousand invocations, small
+    /// workgroups (llvmpipe runs one workgroup per thread: 8 invocations fill one 256-bit SIMD
+    /// vector and let several workgroups share the cores).
     pub fn software() -> Self {
         Tuning {
             workgroup_size: 8,
-            transforms_per_invocation: 1,
+            transforms_per_invocation: 7,
             max_invocations: 4096,
             fuse: 3,
             target_dispatch: Duration::from_millis(25),
