@@ -8,6 +8,11 @@
 //               1: in __local memory, laid out [slot][half][work-item] (LOCAL_SIZE work-items)
 //   LOCAL_SIZE  work-group size the kernel is launched with (used when STATE_LOCAL is 1)
 //   FUSE        1: one round per pass over the state; 3 or 5: that many rounds fused per pass
+//   PREFETCH    0: load each trit when its step needs it; 2..4: load it that many steps ahead
+//               (fused passes only), so that a load's latency overlaps the steps before it
+//   COOP        0: one state per work-item (the above); 1: the cooperative kernel at the end of
+//               this file: COOP_P work-items share each 32-lane state, kept in __local memory
+//               (COOP_S states per work-group, LOCAL_SIZE = COOP_P * COOP_S)
 //
 // Encoding of one trit (src/bitslice.rs): -1 -> (lo 1, hi 0), 0 -> (1, 1), +1 -> (0, 1).
 // S-box, 4 operations: lo' = a.hi ^ (~b.lo & a.lo); hi' = a.lo ^ (b.hi & lo').
@@ -21,6 +26,12 @@
 //
 // Nonce layout (src/search.rs): lane l of a work-item = lane l of the layout, block trits
 // 162..168 hold balanced ternary of l - 364, trits 168..210 the 64-bit counter, 210..243 zero.
+//
+// Results (src/gpu/driver.rs): `flag` (one word for the whole search) is claimed once with an
+// atomic by the first hit; its claimer writes res[0..4] = 1, lane, counter low, counter high of
+// its launch's result slot. Every state checks the flag before each transform and stops when it
+// is set, adding the counters it did not try to res[4] (`skipped`), so the host counts exactly
+// the nonces tried.
 
 #define STATE_LEN 729
 #define HASH_LEN 243
@@ -31,6 +42,15 @@
 #define LANES (LANE_BITS * VEC)
 #ifndef FUSE
 #define FUSE 3
+#endif
+#ifndef PREFETCH
+#define PREFETCH 0
+#endif
+#ifndef COOP
+#define COOP 0
+#endif
+#if PREFETCH != 0 && (PREFETCH < 2 || PREFETCH > 4 || FUSE == 1)
+#error "PREFETCH must be 0, or 2..4 with fused passes"
 #endif
 #if FUSE == 1
 #define SLOTS STATE_LEN
@@ -145,6 +165,47 @@ uint transform(STATE_SPACE W *st) {
         x = (x >= STATE_LEN) ? x - STATE_LEN : x;                                              \
     } while (0)
 
+// Loading L_0[t] for the step at position t: LOAD_AT(vl, vh, SLOT, SIDE) loads slot SLOT now,
+// or, with PREFETCH = D, takes the value loaded D steps earlier and loads position t + D (slot
+// `ps` of the running walk below 729, side slot t + D above it; past the last side slot a
+// harmless dummy). Prefetching is safe in place: a step stores to the slot of position t - lag,
+// which no load of positions t .. t + D touches.
+#if PREFETCH
+#define PF_DECL W pfl[PREFETCH], pfh[PREFETCH]; uint ps; int pt;
+#define PF_LOAD_ONE(i, SIDE)                                                                   \
+    do {                                                                                       \
+        const uint ls_ = (pt < (int)STATE_LEN) ? ps : (uint)min(pt, (int)(STATE_LEN + (SIDE) - 1)); \
+        pfl[i] = LO(st, ls_);                                                                  \
+        pfh[i] = HI(st, ls_);                                                                  \
+        NEXT_SLOT(ps, m);                                                                      \
+        pt++;                                                                                  \
+    } while (0)
+#define PF_START(first_slot, first_pos, SIDE)                                                  \
+    do {                                                                                       \
+        ps = (first_slot);                                                                     \
+        pt = (first_pos);                                                                      \
+        _Pragma("unroll") for (int i_ = 0; i_ < PREFETCH; i_++) { PF_LOAD_ONE(i_, SIDE); }     \
+    } while (0)
+#define LOAD_AT(vl, vh, SLOT, SIDE)                                                            \
+    do {                                                                                       \
+        vl = pfl[0];                                                                           \
+        vh = pfh[0];                                                                           \
+        _Pragma("unroll") for (int i_ = 0; i_ < PREFETCH - 1; i_++) {                          \
+            pfl[i_] = pfl[i_ + 1];                                                             \
+            pfh[i_] = pfh[i_ + 1];                                                             \
+        }                                                                                      \
+        PF_LOAD_ONE(PREFETCH - 1, SIDE);                                                       \
+    } while (0)
+#else
+#define PF_DECL
+#define PF_START(first_slot, first_pos, SIDE)
+#define LOAD_AT(vl, vh, SLOT, SIDE)                                                            \
+    do {                                                                                       \
+        vl = LO(st, SLOT);                                                                     \
+        vh = HI(st, SLOT);                                                                     \
+    } while (0)
+#endif
+
 // Copy L_0[0..n] into the side slots.
 void side_copies(STATE_SPACE W *st, uint m, uint n) {
     uint s = 0;
@@ -165,11 +226,13 @@ void pass3(STATE_SPACE W *st, uint m) {
     // Read slot of t = -2; write slot of z = 0.
     uint rs = STATE_LEN - (2u * m) % STATE_LEN;
     uint ws = 0;
+    PF_DECL
+    PF_START(rs, -2, 5);
 
 #define STEP3(LOAD_SLOT, STORE)                                                                \
     do {                                                                                       \
-        const W p4l = LO(st, LOAD_SLOT);                                                       \
-        const W p4h = HI(st, LOAD_SLOT);                                                       \
+        W p4l, p4h;                                                                            \
+        LOAD_AT(p4l, p4h, LOAD_SLOT, 5);                                                       \
         W n1l, n1h, n2l, n2h, n3l, n3h;                                                        \
         SBOX(n1l, n1h, p0l, p0h, p4l, p4h); /* L1[t-4] = S(L0[t-4], L0[t]) */                  \
         SBOX(n2l, n2h, n1l, n1h, q0l, q0h); /* L2[t-4] = S(L1[t-4], L1[t-6]) */                \
@@ -217,6 +280,8 @@ void pass5(STATE_SPACE W *st, uint m) {
     // Read slot of t = -10; write slot of z = 0.
     uint rs = STATE_LEN - (10u * m) % STATE_LEN;
     uint ws = 0;
+    PF_DECL
+    PF_START(rs, -10, 21);
 
 #define SHIFT(arr, n)                                                                          \
     _Pragma("unroll") for (int i = 0; i < (n) - 1; i++) { arr[i] = arr[i + 1]; }
@@ -224,8 +289,7 @@ void pass5(STATE_SPACE W *st, uint m) {
 #define STEP5(LOAD_SLOT, STORE)                                                                \
     do {                                                                                       \
         SHIFT(al, 17) SHIFT(ah, 17)                                                            \
-        al[16] = LO(st, LOAD_SLOT);                                                            \
-        ah[16] = HI(st, LOAD_SLOT);                                                            \
+        LOAD_AT(al[16], ah[16], LOAD_SLOT, 21);                                                \
         SHIFT(bl, 9) SHIFT(bh, 9)                                                              \
         SBOX(bl[8], bh[8], al[0], ah[0], al[16], ah[16]); /* L1[t-16] */                       \
         SHIFT(cl, 5) SHIFT(ch, 5)                                                              \
@@ -309,23 +373,8 @@ int lowest_lane(const W *w) {
     return -1;
 }
 
-// The search: work-item `gid` tries counters base + gid * iters + i for i < iters (and only
-// those with gid * iters + i < limit), each over LANES lanes. The first hit anywhere claims
-// res[0] with an atomic and writes res[1..3] = lane, counter low, counter high (the layout
-// every GPU backend shares).
-__kernel void curl_search(__global const char *mid, ulong base, uint iters, ulong limit,
-                          uint mwm, __global volatile uint *res) {
-    const ulong gid = get_global_id(0);
-#if STATE_LOCAL
-    __local W lst[2 * SLOTS * LOCAL_SIZE];
-    __local W *st = lst + get_local_id(0);
-#else
-    W pst[2 * SLOTS];
-    W *st = pst;
-#endif
-
-    // Lane-number trits: lane l holds balanced ternary of l - 364.
-    W lane_lo[6], lane_hi[6];
+// Lane-number trits 162..168: lane l holds balanced ternary of l - 364.
+void lane_trits(W *lane_lo, W *lane_hi) {
     for (uint j = 0; j < 6; j++) {
         lane_lo[j] = ZEROS;
         lane_hi[j] = ZEROS;
@@ -340,10 +389,47 @@ __kernel void curl_search(__global const char *mid, ulong base, uint iters, ulon
             set_bit(&lane_hi[j], l, t != -1);
         }
     }
+}
 
-    for (uint it = 0; it < iters; it++) {
-        const ulong idx = gid * (ulong)iters + it;
-        if (idx >= limit || res[0] != 0) {
+// Balanced-ternary trit j (0..42) of the 64-bit counter, as (lo, hi) splats, for j = 0, 1, ...
+// in turn: `n` is the running quotient.
+#define NEXT_COUNTER_TRIT(n, t_lo, t_hi)                                                       \
+    do {                                                                                       \
+        const uint r_ = (uint)((n) % 3);                                                       \
+        (n) /= 3;                                                                              \
+        int t_ = (int)r_;                                                                      \
+        if (r_ == 2) {                                                                         \
+            t_ = -1;                                                                           \
+            (n) += 1;                                                                          \
+        }                                                                                      \
+        t_lo = SPLAT(t_ != 1);                                                                 \
+        t_hi = SPLAT(t_ != -1);                                                                \
+    } while (0)
+
+#if !COOP
+
+// The search: work-item `gid` tries counters base + gid * iters + i for i < iters (and only
+// those with gid * iters + i < limit), each over LANES lanes; see "Results" above.
+__kernel void curl_search(__global const char *mid, ulong base, uint iters, ulong limit,
+                          uint mwm, __global volatile uint *res, __global volatile uint *flag) {
+    const ulong first = get_global_id(0) * (ulong)iters;
+    if (first >= limit) {
+        return;
+    }
+    const ulong end = min(first + (ulong)iters, limit);
+#if STATE_LOCAL
+    __local W lst[2 * SLOTS * LOCAL_SIZE];
+    __local W *st = lst + get_local_id(0);
+#else
+    W pst[2 * SLOTS];
+    W *st = pst;
+#endif
+    W lane_lo[6], lane_hi[6];
+    lane_trits(lane_lo, lane_hi);
+
+    for (ulong idx = first; idx < end; idx++) {
+        if (flag[0] != 0) {
+            atomic_add(&res[4], (uint)(end - idx));
             return;
         }
         const ulong counter = base + idx;
@@ -359,15 +445,10 @@ __kernel void curl_search(__global const char *mid, ulong base, uint iters, ulon
         }
         ulong n = counter;
         for (uint j = 0; j < COUNTER_TRITS; j++) {
-            const uint r = (uint)(n % 3);
-            n /= 3;
-            int t = (int)r;
-            if (r == 2) {
-                t = -1;
-                n += 1;
-            }
-            LO(st, COUNTER_TRIT0 + j) = SPLAT(t != 1);
-            HI(st, COUNTER_TRIT0 + j) = SPLAT(t != -1);
+            W tl, th;
+            NEXT_COUNTER_TRIT(n, tl, th);
+            LO(st, COUNTER_TRIT0 + j) = tl;
+            HI(st, COUNTER_TRIT0 + j) = th;
         }
 
         const uint c = transform(st);
@@ -381,10 +462,14 @@ __kernel void curl_search(__global const char *mid, ulong base, uint iters, ulon
         }
         const int lane = lowest_lane(&m);
         if (lane >= 0) {
-            if (atomic_cmpxchg(&res[0], 0u, 1u) == 0u) {
+            if (atomic_cmpxchg(&flag[0], 0u, 1u) == 0u) {
+                res[0] = 1u;
                 res[1] = (uint)lane;
                 res[2] = (uint)counter;
                 res[3] = (uint)(counter >> 32);
+            }
+            if (end - idx > 1) {
+                atomic_add(&res[4], (uint)(end - idx - 1));
             }
             return;
         }
@@ -431,3 +516,198 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
         s = (s >= STATE_LEN) ? s - STATE_LEN : s;
     }
 }
+
+#else // COOP
+
+// The cooperative kernel: COOP_P work-items share each state (32 lanes in `uint` words, the
+// word NVIDIA's 3-input LOP3 works on), COOP_S states per work-group, all in __local memory in
+// natural order (trit z in word z). A pass of three fused rounds is the stencil of the wavefront
+// above read cyclically: L_0[t] = state[91 t mod 729] (91 = -1/8), L_1[z] = S(L_0[z],
+// L_0[z + 4]), L_2[z] = S(L_1[z], L_1[z - 2]), L_3[z] = S(L_2[z], L_2[z + 1]) = the state three
+// rounds on, in natural order. Work-item p computes L_3 on its chunk [p C, p C + C) (C =
+// ceil(729 / COOP_P)) from L_0 on [p C - 2, p C + C + 5) — its chunk and a halo of 7 — streamed
+// through register windows, keeps its C outputs in registers, and writes them after a barrier
+// (everyone has read the old state); a second barrier ends the pass. 27 passes per transform.
+#if LANE_BITS != 32 || VEC != 1
+#error "the cooperative kernel uses 32-bit words"
+#endif
+#define CHUNK ((STATE_LEN + COOP_P - 1) / COOP_P)
+
+void coop_pass3(__local uint *lo, __local uint *hi, uint p) {
+    uint ol[CHUNK], oh[CHUNK];
+    uint p0l = 0, p0h = 0, p1l = 0, p1h = 0, p2l = 0, p2h = 0, p3l = 0, p3h = 0;
+    uint q0l = 0, q0h = 0, q1l = 0, q1h = 0;
+    uint r0l = 0, r0h = 0;
+    const uint a = p * CHUNK;
+    // Slot of L_0[a - 2]: 91 (a - 2) mod 729.
+    uint rs = ((a + STATE_LEN - 2) % STATE_LEN) * 91u % STATE_LEN;
+#pragma unroll
+    for (int k = 0; k < CHUNK + 7; k++) {
+        const uint p4l = lo[rs];
+        const uint p4h = hi[rs];
+        uint n1l, n1h, n2l, n2h, n3l, n3h;
+        SBOX(n1l, n1h, p0l, p0h, p4l, p4h); /* L1[t-4] = S(L0[t-4], L0[t]) */
+        SBOX(n2l, n2h, n1l, n1h, q0l, q0h); /* L2[t-4] = S(L1[t-4], L1[t-6]) */
+        SBOX(n3l, n3h, r0l, r0h, n2l, n2h); /* L3[t-5] = S(L2[t-5], L2[t-4]) */
+        if (k >= 7) {
+            ol[k - 7] = n3l;
+            oh[k - 7] = n3h;
+        }
+        p0l = p1l; p0h = p1h; p1l = p2l; p1h = p2h; p2l = p3l; p2h = p3h; p3l = p4l; p3h = p4h;
+        q0l = q1l; q0h = q1h; q1l = n1l; q1h = n1h;
+        r0l = n2l; r0h = n2h;
+        rs += 91u;
+        rs = (rs >= STATE_LEN) ? rs - STATE_LEN : rs;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int j = 0; j < CHUNK; j++) {
+        const uint z = a + j;
+        if (z < STATE_LEN) {
+            lo[z] = ol[j];
+            hi[z] = oh[j];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+void coop_transform(__local uint *lo, __local uint *hi, uint p) {
+    for (uint pass = 0; pass < ROUNDS / 3; pass++) {
+        coop_pass3(lo, hi, p);
+    }
+}
+
+// The search: state g (group * COOP_S + lid / COOP_P) tries counters base + g * iters + i for
+// i < iters (and only those with g * iters + i < limit); see "Results" above.
+__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
+void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, uint mwm,
+                 __global volatile uint *res, __global volatile uint *flag) {
+    __local uint slo[COOP_S][STATE_LEN];
+    __local uint shi[COOP_S][STATE_LEN];
+    __local uint stop;
+    const uint lid = get_local_id(0);
+    const uint s = lid / COOP_P;
+    const uint p = lid % COOP_P;
+    const ulong group_first = (ulong)get_group_id(0) * COOP_S * iters;
+    if (group_first >= limit) {
+        return; // the whole group is past the launch (uniform)
+    }
+    const ulong first = ((ulong)get_group_id(0) * COOP_S + s) * iters;
+    const ulong end = max(first, min(first + (ulong)iters, limit));
+    __local uint *lo = slo[s];
+    __local uint *hi = shi[s];
+    uint lane_lo[6], lane_hi[6];
+    lane_trits(lane_lo, lane_hi);
+    // Counters this state leaves untried when it stops early. (The loop is left with `break`,
+    // never `return`: every exit is uniform across the group, and some compilers mishandle a
+    // `return` between barriers.)
+    ulong untried = 0;
+
+    for (uint it = 0; it < iters; it++) {
+        // State 0 of the group has the smallest counter: past the launch, all are (uniform).
+        if (group_first + it >= limit) {
+            break;
+        }
+        const ulong idx = first + it;
+        const bool active = idx < end;
+        if (lid == 0) {
+            stop = flag[0];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (stop != 0) {
+            untried = active ? end - idx : 0;
+            break; // uniform: every work-item read the same `stop`
+        }
+        for (uint j = 0; j < CHUNK; j++) {
+            const uint z = p * CHUNK + j;
+            if (z < STATE_LEN) {
+                const char t = mid[z];
+                lo[z] = SPLAT(t != 1);
+                hi[z] = SPLAT(t != -1);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (p == 0) {
+            for (uint j = 0; j < 6; j++) {
+                lo[LANE_TRIT0 + j] = lane_lo[j];
+                hi[LANE_TRIT0 + j] = lane_hi[j];
+            }
+            ulong n = base + idx;
+            for (uint j = 0; j < COUNTER_TRITS; j++) {
+                uint tl, th;
+                NEXT_COUNTER_TRIT(n, tl, th);
+                lo[COUNTER_TRIT0 + j] = tl;
+                hi[COUNTER_TRIT0 + j] = th;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        coop_transform(lo, hi, p);
+        if (p == 0 && active) {
+            uint m = ONES;
+            for (uint j = HASH_LEN - mwm; j < HASH_LEN; j++) {
+                m &= ~(lo[j] ^ hi[j]);
+            }
+            if (m != 0 && atomic_cmpxchg(&flag[0], 0u, 1u) == 0u) {
+                const ulong counter = base + idx;
+                res[0] = 1u;
+                res[1] = (uint)popcount((m & (~m + 1)) - 1);
+                res[2] = (uint)counter;
+                res[3] = (uint)(counter >> 32);
+            }
+            // A state that hit stops at the next iteration's flag check, which counts what it
+            // did not try.
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
+    if (p == 0 && untried != 0) {
+        atomic_add(&res[4], (uint)untried);
+    }
+}
+
+// The transform test entry point: state g of the launch (group * COOP_S + lid / COOP_P) holds
+// states g * 32 .. + 32 of `input` (n_states states of 729 trits, one char per trit), one per
+// lane; the group transforms them cooperatively and writes them to `output`.
+__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
+void curl_transform(__global const char *input, __global char *output, uint n_states) {
+    __local uint slo[COOP_S][STATE_LEN];
+    __local uint shi[COOP_S][STATE_LEN];
+    const uint lid = get_local_id(0);
+    const uint s = lid / COOP_P;
+    const uint p = lid % COOP_P;
+    const uint first = (get_group_id(0) * COOP_S + s) * LANES;
+    __local uint *lo = slo[s];
+    __local uint *hi = shi[s];
+    for (uint j = 0; j < CHUNK; j++) {
+        const uint z = p * CHUNK + j;
+        if (z < STATE_LEN) {
+            uint wl = 0, wh = 0;
+            for (uint l = 0; l < LANES; l++) {
+                const uint k = first + l;
+                const char t = (k < n_states) ? input[(size_t)k * STATE_LEN + z] : 0;
+                set_bit(&wl, l, t != 1);
+                set_bit(&wh, l, t != -1);
+            }
+            lo[z] = wl;
+            hi[z] = wh;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    coop_transform(lo, hi, p);
+    for (uint j = 0; j < CHUNK; j++) {
+        const uint z = p * CHUNK + j;
+        if (z < STATE_LEN) {
+            const uint wl = lo[z];
+            const uint wh = hi[z];
+            for (uint l = 0; l < LANES; l++) {
+                const uint k = first + l;
+                if (k < n_states) {
+                    const bool bl = get_bit(&wl, l);
+                    const bool bh = get_bit(&wh, l);
+                    output[(size_t)k * STATE_LEN + z] = bl ? (bh ? 0 : -1) : 1;
+                }
+            }
+        }
+    }
+}
+
+#endif // COOP

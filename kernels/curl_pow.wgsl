@@ -23,9 +23,15 @@
 // Loop shape: llvmpipe caps one invocation at 65,535 loop iterations in total (and silently
 // computes garbage beyond). Loops are partially unrolled: a single-round transform is 81 * 92
 // iterations, a fused one 27 * 198, plus ~370 for set-up and the test (host constant
-// LOOP_ITERATIONS_PER_TRANSFORM takes the larger). TRANSFORMS (pipeline-overridable)
-// transforms run per invocation per dispatch; the host keeps TRANSFORMS times that well under
-// the cap on software adapters and raises it on GPUs.
+// LOOP_ITERATIONS_PER_TRANSFORM takes the larger). A dispatch runs `params.transforms`
+// transforms per invocation (the launch length the host's sizing picks), never more than
+// TRANSFORMS (pipeline-overridable), which the host keeps well under the cap on software
+// adapters.
+//
+// Results (src/gpu/driver.rs): `flag` (one word for the whole search) is claimed once with an
+// atomic by the first hit; its claimer writes found/lane/counter into its dispatch's `result`.
+// Every invocation checks the flag before each transform and stops when it is set, adding the
+// counter offsets it did not try to `result.skipped`, so the host counts the nonces tried.
 
 // Search parameters, rewritten before every dispatch.
 struct Params {
@@ -38,17 +44,28 @@ struct Params {
     remaining: u32,
     // Minimum weight magnitude (0..=243).
     mwm: u32,
+    // Transforms per invocation in this dispatch (at most TRANSFORMS).
+    transforms: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// One dispatch's result: written by the claimer of `flag` only, but `skipped`, which every
+// invocation that stops early adds to.
+struct Found {
+    found: u32,
+    lane: u32,
+    counter_lo: u32,
+    counter_hi: u32,
+    skipped: atomic<u32>,
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
 }
 
-// The first hit: `found` is claimed once with an atomic; only its claimer writes the rest.
-struct Found {
+// The search's found flag, shared by every dispatch of the search.
+struct Flag {
     found: atomic<u32>,
-    lane: u32,
-    counter_lo: u32,
-    counter_hi: u32,
 }
 
 // Workgroup size (pipeline-overridable).
@@ -72,6 +89,7 @@ const SLOTS: u32 = 750u;
 @group(0) @binding(1) var<storage, read> mid_state: array<vec2<W>, 729>;
 @group(0) @binding(2) var<storage, read_write> scratch: array<vec2<W>>;
 @group(0) @binding(3) var<storage, read_write> result: Found;
+@group(0) @binding(4) var<storage, read_write> flag: Flag;
 
 // The 4-operation S-box on bit-sliced trits a = s[I[i]], b = s[I[i+1]].
 fn sbox(a: vec2<W>, b: vec2<W>) -> vec2<W> {
@@ -388,7 +406,17 @@ fn zero_mask(m: u32, mwm: u32, stride: u32, g: u32) -> W {
     return mask;
 }
 
-// The search: invocation g tries counters base + j * stride + g for j in 0..TRANSFORMS.
+// Counter offsets j' * stride + g of invocation g with j <= j' < n inside the dispatch (below
+// params.remaining): what it leaves untried when it stops at transform j.
+fn untried(j: u32, n: u32, stride: u32, g: u32) -> u32 {
+    if g >= params.remaining {
+        return 0u;
+    }
+    let total = min(n, (params.remaining - g + stride - 1u) / stride);
+    return select(0u, total - j, total > j);
+}
+
+// The search: invocation g tries counters base + j * stride + g for j in 0..params.transforms.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn search(@builtin(global_invocation_id) gid: vec3<u32>) {
     let g = gid.x;
@@ -396,13 +424,15 @@ fn search(@builtin(global_invocation_id) gid: vec3<u32>) {
     if g >= stride {
         return;
     }
-    for (var j = 0u; j < TRANSFORMS; j++) {
-        // Another invocation already found one: nothing left to do in this dispatch.
-        if atomicLoad(&result.found) != 0u {
-            return;
-        }
+    let n = min(params.transforms, TRANSFORMS);
+    for (var j = 0u; j < n; j++) {
         let offset = j * stride + g;
         if offset >= params.remaining {
+            return;
+        }
+        // A hit was found (by this dispatch or an earlier one): stop, saying what is left.
+        if atomicLoad(&flag.found) != 0u {
+            atomicAdd(&result.skipped, untried(j, n, stride, g));
             return;
         }
         let lo = params.base_lo + offset;
@@ -412,10 +442,15 @@ fn search(@builtin(global_invocation_id) gid: vec3<u32>) {
         let m = transform(g, stride);
         let mask = zero_mask(m, params.mwm, stride, g);
         if mask != W(0u) {
-            if atomicAdd(&result.found, 1u) == 0u {
+            if atomicAdd(&flag.found, 1u) == 0u {
+                result.found = 1u;
                 result.lane = lowest_lane(mask);
                 result.counter_lo = lo;
                 result.counter_hi = hi;
+            }
+            let left = untried(j + 1u, n, stride, g);
+            if left != 0u {
+                atomicAdd(&result.skipped, left);
             }
             return;
         }

@@ -1,81 +1,150 @@
 #!/usr/bin/env bash
-# GPU check for curlpow on a host with real GPUs (written for NVIDIA, e.g. an H200). The GPU host
-# needs neither a Rust toolchain nor internet access: build on another x86-64 Linux machine, copy
-# the repository with the prepared `target-carry/` folder to the GPU host, run this script from
-# the repository root there, and bring back the folder it writes.
+# GPU check and measurement plan for curlpow on a host with real GPUs (written for NVIDIA, e.g. an
+# H200). The GPU host needs neither a Rust toolchain nor internet access: build on another x86-64
+# Linux machine (`bash scripts/gpu-check.sh prepare`), copy the repository with the prepared
+# `target-carry/` folder to the GPU host, run this script from the repository root there, and
+# bring back the folder it writes.
 #
-# What it does, in well under 8 minutes:
+# What it does, in well under 8 minutes on a GPU host (GPU_CHECK_BUDGET, default 450 s):
 #   1. makes the carried OpenCL ICD loader and Vulkan loader (and libglvnd, which NVIDIA's
 #      Vulkan driver library links) usable: unpacked into a temporary folder, never into /;
 #      finds NVIDIA's OpenCL library and Vulkan ICD json in the driver's folders (searched, not
 #      assumed), writes an OpenCL vendor .icd file and sets OCL_ICD_VENDORS / VK_ICD_FILENAMES;
 #   2. `curlpow devices --json`;
-#   3. for every GPU device (OpenCL and wgpu): a PoW at MWM 14 on the example transaction, piped
-#      into `curlpow verify --mwm 14`, and `curlpow bench --json --seconds 5`;
-#   4. for the OpenCL GPUs, the bench of each kernel variant (CURLPOW_OPENCL_KERNEL), to choose
-#      the GPU default;
-#   and writes every output under $OUT (or ./gpu-check-out when OUT is unset): summary.txt,
-#   gpu-check.log, system.txt, devices.json, pow.txt, bench.jsonl (six small files), with the
-#   summary table printed last.
+#   3. cold and cached build times: `curlpow devices --json --prepare` twice with fresh, empty
+#      driver caches (POCL_CACHE_DIR, CUDA_CACHE_PATH, MESA_SHADER_CACHE_DIR,
+#      __GL_SHADER_DISK_CACHE_PATH); the build logs (registers and spills on NVIDIA, which
+#      builds with -cl-nv-verbose) into build-logs.txt;
+#   4. per GPU device: a PoW at MWM 14 piped into `curlpow verify`, and `curlpow bench --json`
+#      with the launch size and length it adapted to;
+#   5. the launch size x length sweep per device (CURLPOW_GPU_LAUNCH_ITEMS x
+#      CURLPOW_GPU_LAUNCH_ITERS, sizes in multiples of the device's wave estimate);
+#   6. the kernel variant sweep at saturation with the estimated bytes per nonce and the memory
+#      bandwidth that implies (OpenCL: CURLPOW_OPENCL_KERNEL; wgpu: CURLPOW_WGPU_TUNING fuse and
+#      CURLPOW_WGPU_LANES);
+#   7. >= 50 warm MWM 14 PoWs per device with their latency split into mid-state, launches,
+#      read-back, drain and host check (`curlpow bench --latency-pows 50 --mwm 14`);
+#   8. the GPU test binaries built on the build machine (target-carry/tests/), run here with
+#      CURLPOW_REQUIRE_BACKENDS=opencl,wgpu;
+#   and writes every output under $OUT (or ./gpu-check-out): summary.txt (printed last),
+#   gpu-check.log, system.txt, devices.json, build_cold.json, build_cached.json, build-logs.txt,
+#   pow.txt, bench.jsonl, sweep.jsonl, variants.jsonl, latency.jsonl, tests.txt.
 #
-# Prepare, on the build machine, from the repository root (x86-64 Linux):
+# Prepare, on the build machine, from the repository root (x86-64 Linux, Rust, apt):
 #
-#   cargo build --release --features opencl,wgpu
-#   mkdir -p target-carry
-#   cp "${CARGO_TARGET_DIR:-target}/release/curlpow" target-carry/
-#   grep -qx '/target-carry/' .git/info/exclude || echo /target-carry/ >> .git/info/exclude
-#   (cd target-carry && apt-get download ocl-icd-libopencl1 libvulkan1 libglvnd0)
+#   bash scripts/gpu-check.sh prepare
 #
-# (If the build machine is not amd64, download with
-#  `-oAPT::Architecture=amd64 -oAPT::Architectures=amd64` after an `apt-get update` with the
-#  same options, and build the binary for x86_64-unknown-linux-gnu.)
+# which runs `cargo build --release --features opencl,wgpu`, copies the binary into
+# target-carry/, builds the GPU test binaries (`cargo test --no-run --release --features
+# opencl,wgpu --test opencl --test wgpu`) and copies them into target-carry/tests/, adds
+# /target-carry/ to the repository's git exclude file, and downloads the loader packages
+# (`apt-get download ocl-icd-libopencl1 libvulkan1 libglvnd0`). GPU_CHECK_PROFILE=test builds
+# the test profile instead of release (faster to build; the kernels run on the device either
+# way). On a build machine that is not amd64, download with
+# `-oAPT::Architecture=amd64 -oAPT::Architectures=amd64` after an `apt-get update` with the same
+# options, and build for x86_64-unknown-linux-gnu.
 #
 # Run, on the GPU host, from the repository root: `OUT=/some/folder bash scripts/gpu-check.sh`.
 #
 # Without a GPU, `GPU_CHECK_SOFTWARE=1 bash scripts/gpu-check.sh` runs the same steps on the
-# software drivers (PoCL, lavapipe) with the system loaders, to check the script itself.
+# software drivers (PoCL, lavapipe) with the system loaders, smaller, to check the script itself.
 #
 # Environment: CURLPOW_BIN (default target-carry/curlpow), CARRY_DIR (default target-carry),
 # GPU_CHECK_SOFTWARE=1 (also test CPU/software devices), GPU_CHECK_MWM (default 14),
-# GPU_CHECK_BENCH_SECONDS (default 5).
+# GPU_CHECK_BENCH_SECONDS (default 5; 2 with GPU_CHECK_SOFTWARE), GPU_CHECK_SWEEP_SECONDS
+# (default 2; 1), GPU_CHECK_LATENCY_POWS (default 50; 10), GPU_CHECK_LATENCY_MWM (default 14;
+# 8), GPU_CHECK_BUDGET (seconds, default 450), GPU_CHECK_TESTS=0 (skip step 8).
 set -u -o pipefail
 
-START=$(date +%s)
 ROOT=$(pwd)
 CARRY_DIR=${CARRY_DIR:-$ROOT/target-carry}
+
+if [ "${1:-}" = prepare ]; then
+    set -e
+    profile=${GPU_CHECK_PROFILE:-release}
+    build=(--release)
+    test=(--release)
+    if [ "$profile" = test ]; then build=(--profile test); test=(); fi
+    mkdir -p "$CARRY_DIR/tests"
+    cargo build "${build[@]}" --features opencl,wgpu
+    dir=${CARGO_TARGET_DIR:-target}/$([ "$profile" = test ] && echo debug || echo release)
+    cp "$dir/curlpow" "$CARRY_DIR/"
+    cargo test "${test[@]}" --no-run --features opencl,wgpu --test opencl --test wgpu \
+        --message-format=json 2>/dev/null | python3 -c '
+import json, shutil, sys
+dest = sys.argv[1]
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    exe = m.get("executable")
+    if m.get("reason") == "compiler-artifact" and exe and m["target"]["kind"] == ["test"]:
+        shutil.copy(exe, dest + "/" + m["target"]["name"])
+        print("carried", m["target"]["name"], exe)
+' "$CARRY_DIR/tests"
+    # Debug info is most of the size (130 MB a binary); the carried folder should stay small.
+    if command -v strip >/dev/null; then
+        strip --strip-debug "$CARRY_DIR/curlpow" "$CARRY_DIR"/tests/* || true
+    fi
+    exclude=$(git rev-parse --git-path info/exclude)
+    mkdir -p "$(dirname "$exclude")"
+    grep -qx '/target-carry/' "$exclude" 2>/dev/null || echo /target-carry/ >>"$exclude"
+    (cd "$CARRY_DIR" && apt-get download ocl-icd-libopencl1 libvulkan1 libglvnd0) ||
+        echo "note: apt-get download failed; the GPU host must have the loaders installed" >&2
+    ls -la "$CARRY_DIR" "$CARRY_DIR/tests"
+    exit 0
+fi
+
+START=$(date +%s)
 BIN=${CURLPOW_BIN:-$CARRY_DIR/curlpow}
 OUT=${OUT:-$ROOT/gpu-check-out}
-MWM=${GPU_CHECK_MWM:-14}
-SECS=${GPU_CHECK_BENCH_SECONDS:-5}
 SOFTWARE=${GPU_CHECK_SOFTWARE:-0}
+if [ "$SOFTWARE" = 1 ]; then d_secs=2 d_sweep=1 d_pows=10 d_lmwm=8; else d_secs=5 d_sweep=2 d_pows=50 d_lmwm=14; fi
+MWM=${GPU_CHECK_MWM:-14}
+SECS=${GPU_CHECK_BENCH_SECONDS:-$d_secs}
+SWEEP_SECS=${GPU_CHECK_SWEEP_SECONDS:-$d_sweep}
+POWS=${GPU_CHECK_LATENCY_POWS:-$d_pows}
+LMWM=${GPU_CHECK_LATENCY_MWM:-$d_lmwm}
+BUDGET=${GPU_CHECK_BUDGET:-450}
 WORK=$(mktemp -d /tmp/curlpow-gpu-check.XXXXXX)
 mkdir -p "$OUT"
 LOG=$OUT/gpu-check.log
 SUMMARY=$OUT/summary.txt
 : >"$LOG"
 : >"$SUMMARY"
+for f in pow.txt bench.jsonl sweep.jsonl variants.jsonl latency.jsonl tests.txt build-logs.txt; do
+    : >"$OUT/$f"
+done
 
 log() { echo "[$(($(date +%s) - START))s] $*" | tee -a "$LOG" >&2; }
 row() { echo "$*" >>"$SUMMARY"; }
-
-# Overall budget: every step gets its own timeout and the script stops starting new steps
-# past this many seconds.
-BUDGET=${GPU_CHECK_BUDGET:-450}
+# Seconds left of the budget; every step checks it and gets its own timeout.
 left() { echo $((BUDGET - ($(date +%s) - START))); }
+tmo() { local t=$1 l; l=$(left); [ "$t" -lt "$l" ] && echo "$t" || echo $((l > 1 ? l : 1)); }
+safe() { echo "$1" | tr -c 'A-Za-z0-9._\n-' '_'; }
+# A field of a one-line JSON file (python expression on `j`), or "?".
+jget() { python3 -c 'import json,sys
+try:
+    j=json.loads(open(sys.argv[1]).readline()); print(eval(sys.argv[2]))
+except Exception: print("?")' "$1" "$2" 2>/dev/null; }
 
 if [ ! -f "$BIN" ]; then
-    log "no curlpow binary at $BIN (see the top of this script for how to prepare it)"
+    log "no curlpow binary at $BIN (run 'bash scripts/gpu-check.sh prepare' on the build machine)"
     exit 2
 fi
 if [ ! -x "$BIN" ]; then
     cp "$BIN" "$WORK/curlpow" && chmod +x "$WORK/curlpow" && BIN=$WORK/curlpow
 fi
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$WORK/xdg}
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 
 # --- 1. loaders ------------------------------------------------------------------------------
 {
     echo "== uname"; uname -a
     echo "== nvidia-smi"; nvidia-smi 2>&1 || true
     echo "== ldconfig OpenCL/Vulkan"; ldconfig -p 2>/dev/null | grep -Ei 'libOpenCL|libvulkan|nvidia-opencl' || true
+    echo "== load"; uptime
 } >"$OUT/system.txt" 2>&1
 
 LIBDIRS=()
@@ -140,8 +209,10 @@ if ! timeout 60 "$BIN" devices --json "${SW_FLAG[@]}" >"$OUT/devices.json" 2>"$W
 fi
 cat "$WORK/devices.err" >>"$LOG"
 
-# "backend id kind" per line, GPUs (and, with GPU_CHECK_SOFTWARE=1, CPU drivers of GPU APIs).
-python3 - "$OUT/devices.json" "$SOFTWARE" >"$WORK/targets.txt" <<'EOF'
+# "backend id kind name wave" per line: GPUs (and, with GPU_CHECK_SOFTWARE=1, CPU drivers of
+# GPU APIs); wave = the device's wave estimate (details.launch.wave_items).
+targets() {
+    python3 - "$1" "$SOFTWARE" <<'EOF'
 import json, sys
 devs = json.load(open(sys.argv[1]))
 if isinstance(devs, dict):
@@ -151,10 +222,13 @@ for d in devs:
     d = d.get("info", d)
     b, kind, sw = d.get("backend"), d.get("kind"), d.get("software", False)
     if b in ("opencl", "wgpu") and ((not sw and kind in ("gpu", "accelerator")) or (soft and sw)):
-        print(b, d["id"], kind, d.get("name", "").replace(" ", "_"))
+        wave = (d.get("details", {}).get("launch") or {}).get("wave_items") or 0
+        print(b, d["id"], kind, d.get("name", "").replace(" ", "_"), wave)
 EOF
+}
+targets "$OUT/devices.json" >"$WORK/targets.txt"
 log "targets: $(wc -l <"$WORK/targets.txt")"
-cat "$WORK/targets.txt" | tee -a "$LOG" >&2
+tee -a "$LOG" <"$WORK/targets.txt" >&2
 
 # The example transaction.
 TX=$WORK/tx.trytes
@@ -164,16 +238,55 @@ else
     python3 -c 'import json;print(json.load(open("tests/vectors/pow_input_transactions.json"))["vectors"][0]["trytes"])' >"$TX"
 fi
 
-row "$(printf '%-8s %-12s %-14s %-8s %-8s %s' backend device kernel pow verify 'M nonces/s')"
-safe() { echo "$1" | tr -c 'A-Za-z0-9._\n-' '_'; }
+# --- 3. cold and cached builds ---------------------------------------------------------------
+CACHE=$WORK/driver-cache
+mkdir -p "$CACHE/pocl" "$CACHE/cuda" "$CACHE/mesa" "$CACHE/gl"
+for pass in cold cached; do
+    log "curlpow devices --json --prepare ($pass driver caches)"
+    POCL_CACHE_DIR=$CACHE/pocl CUDA_CACHE_PATH=$CACHE/cuda MESA_SHADER_CACHE_DIR=$CACHE/mesa \
+        __GL_SHADER_DISK_CACHE_PATH=$CACHE/gl \
+        timeout "$(tmo 240)" "$BIN" devices --json --prepare "${SW_FLAG[@]}" \
+        >"$OUT/build_$pass.json" 2>>"$LOG" || log "devices --prepare ($pass) failed (exit $?)"
+done
+python3 - "$OUT/build_cold.json" "$OUT/build_cached.json" "$WORK/targets.txt" \
+    "$OUT/build-logs.txt" >"$WORK/builds.txt" <<'EOF'
+import json, sys
+def load(p):
+    try:
+        return {d["id"]: d for d in json.load(open(p))}
+    except Exception:
+        return {}
+cold, cached = load(sys.argv[1]), load(sys.argv[2])
+ids = [l.split()[1] for l in open(sys.argv[3]) if l.strip()]
+logs = open(sys.argv[4], "w")
+def f(x):
+    return "-" if x is None else "%.0f" % x
+for i in ids:
+    lc = (cold.get(i, {}).get("details", {}) or {}).get("launch") or {}
+    lw = (cached.get(i, {}).get("details", {}) or {}).get("launch") or {}
+    c = lc.get("compiler") or {}
+    bound = " (%s-bound)" % c["occupancy_limit"] if c.get("occupancy_limit") else ""
+    print("%-12s %-10s build cold %6s / cached %6s ms; first launch cold %5s / cached %5s ms; registers %s, spill st/ld %s/%s B, stack %s B, private %s B, local %s B; wave %s items%s" % (
+        i, cold.get(i, {}).get("kernel", "?"), f(lc.get("build_ms")), f(lw.get("build_ms")),
+        f(lc.get("first_launch_ms")), f(lw.get("first_launch_ms")), c.get("registers", "-"),
+        c.get("spill_store_bytes", "-"), c.get("spill_load_bytes", "-"), c.get("stack_frame_bytes", "-"),
+        c.get("private_mem_bytes", "-"), c.get("local_mem_bytes", "-"), lw.get("wave_items", "-"), bound))
+    logs.write("== %s (%s) build options: %s\n%s\n\n" % (i, cold.get(i, {}).get("kernel", "?"),
+        c.get("build_options", "-"), c.get("build_log", "") or "(empty log)"))
+EOF
+row "== builds (cold: empty driver caches; cached: the second build)"
+cat "$WORK/builds.txt" >>"$SUMMARY"
+row ""
 
-# --- 3. per device: PoW + verify, bench ------------------------------------------------------
-while read -r backend id kind name; do
+# --- 4. per device: PoW + verify, default bench ----------------------------------------------
+row "== PoW at MWM $MWM and default bench (${SECS} s)"
+row "$(printf '%-8s %-12s %-10s %-10s %-7s %9s  %s' backend device kernel pow verify 'M nonces/s' 'adapted launch')"
+while read -r backend id kind name wave; do
     [ "$(left)" -gt 30 ] || { log "budget spent; skipping $id"; continue; }
     tag=$(safe "$id")
     log "$id ($name, $kind): pow --mwm $MWM"
     t0=$(date +%s%N)
-    timeout 120 "$BIN" pow --backend "$backend" --device "$id" "${SW_FLAG[@]}" --mwm "$MWM" --quiet --stats \
+    timeout "$(tmo 120)" "$BIN" pow --backend "$backend" --device "$id" "${SW_FLAG[@]}" --mwm "$MWM" --quiet --stats \
         <"$TX" >"$WORK/pow_$tag.trytes" 2>"$WORK/pow_$tag.err"
     prc=$?
     t1=$(date +%s%N)
@@ -183,35 +296,122 @@ while read -r backend id kind name; do
     { echo "# $id pow exit $prc verify exit $vrc"; cat "$WORK/pow_$tag.trytes"; } >>"$OUT/pow.txt"
     pow=$([ $prc = 0 ] && echo "ok$(((t1 - t0) / 1000000))ms" || echo "exit$prc")
     ver=$([ $vrc = 0 ] && echo ok || echo "exit$vrc")
-    log "$id: pow $pow, verify $ver"
+    timeout "$(tmo $((SECS + 60)))" "$BIN" bench --backend "$backend" --device "$id" "${SW_FLAG[@]}" --json \
+        --seconds "$SECS" >"$WORK/bench.json" 2>>"$LOG"
+    brc=$?
+    cat "$WORK/bench.json" >>"$OUT/bench.jsonl"
+    rate=$(jget "$WORK/bench.json" '"%.3f" % (j["nonces_per_second"]/1e6)')
+    shape=$(jget "$WORK/bench.json" '"%d items x %d transforms (%s, wave %d, best %.3f M/s)" % (j["launch"]["items"], j["launch"]["transforms_per_item"], j["launch"]["sizing"], j["launch"]["wave_items"], (j["launch"]["best_nonces_per_second"] or 0)/1e6)')
+    kern=$(jget "$WORK/bench.json" 'j["kernel"]')
+    [ $brc = 0 ] || rate="exit$brc"
+    log "$id: pow $pow, verify $ver, bench $rate M/s, $shape"
+    row "$(printf '%-8s %-12s %-10s %-10s %-7s %9s  %s' "$backend" "$id" "$kern" "$pow" "$ver" "$rate" "$shape")"
+done <"$WORK/targets.txt"
+row ""
 
-    kernels=(default)
-    [ "$backend" = opencl ] && kernels=(default u32 u64 u32-f5 u64-f5 u32-f1 u32:local u64x2)
-    for k in "${kernels[@]}"; do
-        [ "$(left)" -gt 20 ] || { log "budget spent; no more benches"; break; }
-        ktag=$(safe "$k")
-        if [ "$k" = default ]; then unset CURLPOW_OPENCL_KERNEL; else export CURLPOW_OPENCL_KERNEL=$k; fi
-        tmo=$((SECS + 60)); [ "$tmo" -lt "$(left)" ] || tmo=$(left)
-        timeout "$tmo" "$BIN" bench --backend "$backend" --device "$id" "${SW_FLAG[@]}" --json \
-            --seconds "$SECS" >"$WORK/bench.json" 2>>"$LOG"
-        brc=$?
-        unset CURLPOW_OPENCL_KERNEL
-        cat "$WORK/bench.json" >>"$OUT/bench.jsonl"
-        rate=$(python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    l=l.strip()
-    if l: print("%.3f" % (json.loads(l)["nonces_per_second"]/1e6))' "$WORK/bench.json" 2>/dev/null | head -n 1)
-        [ $brc = 0 ] || rate="exit$brc"
-        log "$id kernel $k: ${rate:-?} M nonces/s"
-        if [ "$k" = default ]; then
-            row "$(printf '%-8s %-12s %-14s %-8s %-8s %s' "$backend" "$id" "$k" "$pow" "$ver" "${rate:-?}")"
-        else
-            row "$(printf '%-8s %-12s %-14s %-8s %-8s %s' "$backend" "$id" "$k" - - "${rate:-?}")"
-        fi
+# --- 5. launch size x length sweep -----------------------------------------------------------
+if [ "$SOFTWARE" = 1 ]; then mults=(1 4); iters=(1 4); else mults=(0.5 1 2 4); iters=(1 2 4 8); fi
+row "== launch sweep: M nonces/s (${SWEEP_SECS} s each; items = wave x multiple, forced by CURLPOW_GPU_LAUNCH_ITEMS/ITERS)"
+while read -r backend id kind name wave; do
+    [ "$wave" -gt 0 ] 2>/dev/null || wave=1024
+    header="$(printf '%-12s %-16s' "$id" 'items \ iters')"
+    for it in "${iters[@]}"; do header+="$(printf ' %9s' "$it")"; done
+    row "$header"
+    for mu in "${mults[@]}"; do
+        items=$(python3 -c "print(max(1, int($wave * $mu)))")
+        line="$(printf '%-12s %-16s' "" "$items (x$mu)")"
+        for it in "${iters[@]}"; do
+            if [ "$(left)" -le 20 ]; then line+="$(printf ' %9s' skip)"; continue; fi
+            CURLPOW_GPU_LAUNCH_ITEMS=$items CURLPOW_GPU_LAUNCH_ITERS=$it \
+                timeout "$(tmo $((SWEEP_SECS + 30)))" "$BIN" bench --backend "$backend" --device "$id" \
+                "${SW_FLAG[@]}" --json --seconds "$SWEEP_SECS" >"$WORK/sweep.json" 2>>"$LOG"
+            src=$?
+            cat "$WORK/sweep.json" >>"$OUT/sweep.jsonl"
+            r=$(jget "$WORK/sweep.json" '"%.3f" % (j["nonces_per_second"]/1e6)')
+            [ $src = 0 ] || r="exit$src"
+            line+="$(printf ' %9s' "$r")"
+        done
+        row "$line"
+        log "sweep $id: $line"
     done
 done <"$WORK/targets.txt"
+row ""
+
+# --- 6. variant sweep at saturation ----------------------------------------------------------
+row "== kernel variants at saturation (${SECS} s each): M nonces/s, estimated bytes/nonce, implied GB/s"
+row "$(printf '%-12s %-22s %10s %12s %9s  %s' device variant 'M/s' 'bytes/nonce' 'GB/s' 'launch')"
+while read -r backend id kind name wave; do
+    if [ "$backend" = opencl ]; then
+        variants=(u64 u32 u64-f5 u32-f5 u64-p u64-f5-p u32-f5-p4 u32:coop u32:coop64 u32:local u64x2 u64-f1)
+        [ "$SOFTWARE" = 1 ] && variants=(u64x8 u64x8-p u64 u32:coop)
+    else
+        variants=(fuse=5 fuse=3 fuse=1 fuse=5/32 fuse=3/32 fuse=5,workgroup=128)
+        [ "$SOFTWARE" = 1 ] && variants=(fuse=3 fuse=5 fuse=3/32)
+    fi
+    for v in "${variants[@]}"; do
+        [ "$(left)" -gt 20 ] || { log "budget spent; no more variants"; break; }
+        envs=()
+        if [ "$backend" = opencl ]; then
+            envs=(CURLPOW_OPENCL_KERNEL="$v")
+        else
+            envs=(CURLPOW_WGPU_TUNING="${v%/32}")
+            [ "${v%/32}" != "$v" ] && envs+=(CURLPOW_WGPU_LANES=32)
+        fi
+        env "${envs[@]}" timeout "$(tmo $((SECS + 90)))" "$BIN" bench --backend "$backend" --device "$id" \
+            "${SW_FLAG[@]}" --json --seconds "$SECS" >"$WORK/variant.json" 2>>"$LOG"
+        vrc=$?
+        cat "$WORK/variant.json" >>"$OUT/variants.jsonl"
+        r=$(jget "$WORK/variant.json" '"%.3f %12.0f %9.1f" % (j["nonces_per_second"]/1e6, j["launch"]["bytes_per_nonce"], j["nonces_per_second"]*j["launch"]["bytes_per_nonce"]/1e9)')
+        shape=$(jget "$WORK/variant.json" '"%s: %d x %d, %s" % (j["kernel"], j["launch"]["items"], j["launch"]["transforms_per_item"], j["launch"]["traffic"])')
+        [ $vrc = 0 ] || { r="exit$vrc"; shape=""; }
+        row "$(printf '%-12s %-22s %s  %s' "$id" "$v" "$r" "$shape")"
+        log "variant $id $v: $r $shape"
+    done
+done <"$WORK/targets.txt"
+row ""
+
+# --- 7. latency of warm PoWs -----------------------------------------------------------------
+row "== $POWS warm PoWs at MWM $LMWM per device: ms, median / p90 (mean)"
+row "$(printf '%-12s %-18s %-18s %-18s %-18s %-18s %-18s %-18s' device total mid-state search 'launches(dev)' 'read-back+host' drain verify)"
+while read -r backend id kind name wave; do
+    [ "$(left)" -gt 20 ] || { log "budget spent; no latency for $id"; continue; }
+    log "$id: $POWS PoWs at MWM $LMWM"
+    timeout "$(tmo 180)" "$BIN" bench --backend "$backend" --device "$id" "${SW_FLAG[@]}" \
+        --latency-pows "$POWS" --mwm "$LMWM" >"$WORK/latency.json" 2>>"$LOG"
+    lrc=$?
+    cat "$WORK/latency.json" >>"$OUT/latency.jsonl"
+    r=$(jget "$WORK/latency.json" '" ".join("%-18s" % ("-" if j.get(k) is None else "%.2f/%.2f (%.2f)" % (j[k]["median"], j[k]["p90"], j[k]["mean"])) for k in ("total","mid_state","search","launches","read_back","drain","verify"))')
+    [ $lrc = 0 ] || r="exit$lrc"
+    row "$(printf '%-12s %s' "$id" "$r")"
+    log "latency $id: $r"
+done <"$WORK/targets.txt"
+row ""
+
+# --- 8. the GPU tests ------------------------------------------------------------------------
+row "== GPU test binaries (CURLPOW_REQUIRE_BACKENDS=opencl,wgpu)"
+tests=("$CARRY_DIR"/tests/*)
+if [ "${GPU_CHECK_TESTS:-1}" = 0 ]; then
+    row "skipped (GPU_CHECK_TESTS=0)"
+elif [ ${#tests[@]} -eq 0 ]; then
+    row "none carried (run 'bash scripts/gpu-check.sh prepare')"
+else
+    for t in "${tests[@]}"; do
+        [ "$(left)" -gt 20 ] || { row "$(basename "$t"): budget spent"; continue; }
+        [ -x "$t" ] || { cp "$t" "$WORK/$(basename "$t")" && chmod +x "$WORK/$(basename "$t")" && t=$WORK/$(basename "$t"); }
+        log "test binary $(basename "$t")"
+        CURLPOW_REQUIRE_BACKENDS=opencl,wgpu CURLPOW_TEST_ROOT=$ROOT \
+            timeout "$(tmo 240)" "$t" --test-threads=2 >"$WORK/test.out" 2>&1
+        trc=$?
+        { echo "== $(basename "$t") exit $trc"; cat "$WORK/test.out"; } >>"$OUT/tests.txt"
+        res=$(grep -E '^test result:' "$WORK/test.out" | tail -n 1)
+        row "$(printf '%-10s exit %-3s %s' "$(basename "$t")" "$trc" "${res:-no result line}")"
+        grep -E '^test .* FAILED|^failures:' "$WORK/test.out" | head -n 10 >>"$SUMMARY"
+    done
+fi
 
 log "done in $(($(date +%s) - START)) s"
+row ""
+row "done in $(($(date +%s) - START)) s; load: $(uptime | sed 's/.*load average/load average/')"
 echo
 echo "== curlpow GPU check summary ($(date -u +%Y-%m-%dT%H:%MZ))"
 cat "$SUMMARY"

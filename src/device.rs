@@ -238,6 +238,12 @@ pub trait Device: Send + Sync {
     fn prepare(&self) -> Result<(), Error> {
         Ok(())
     }
+
+    /// A GPU device's launch shape (adapted as it works), build facts and last search timing;
+    /// `None` (the default) for devices without launches.
+    fn launch_stats(&self) -> Option<crate::launch_stats::LaunchStats> {
+        None
+    }
 }
 
 /// What GPU discovery may return.

@@ -51,6 +51,7 @@ pub mod fault;
 mod gpu;
 mod hash_batch;
 mod host_threads;
+mod launch_stats;
 #[doc(hidden)]
 pub mod lazy_deque;
 #[cfg(feature = "opencl")]
@@ -75,11 +76,12 @@ pub use cpu::CpuKernel;
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
 pub use engine::{
-    bench_transaction, BenchResult, Engine, EngineBuilder, PowOptions, PowReport, PowResult,
-    MAINNET_MWM,
+    bench_transaction, BenchResult, Engine, EngineBuilder, LatencyReport, PowOptions, PowReport,
+    PowResult, Spread, MAINNET_MWM,
 };
 pub use error::{Error, TryteError};
 pub use hash_batch::{hash_many, hash_many_trits, verify_many};
+pub use launch_stats::{LaunchStats, SearchTiming};
 pub use registry::{DeviceReport, DeviceStats, Selection};
 pub use search::check_mwm;
 pub use transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};

@@ -61,6 +61,25 @@ fn variants() -> Vec<Option<KernelConfig>> {
         kc("u32-f1:local"),
         kc("u32-f5"),
         kc("u64x8-f5"),
+        kc("u64-p"),
+        kc("u64x8-p4"),
+        kc("u32-f5-p3"),
+        kc("u32:coop"),
+        kc("u32:coop64"),
+    ]
+}
+
+/// The variants the search tests run on: the defaults, both scalar words, prefetch and the
+/// cooperative kernel.
+fn search_variants() -> Vec<Option<KernelConfig>> {
+    vec![
+        None,
+        Some(KernelConfig::U32),
+        Some(KernelConfig::U64),
+        kc("u64-p"),
+        kc("u32-f5-p3"),
+        Some(KernelConfig::U32_COOP),
+        kc("u32:coop64"),
     ]
 }
 
@@ -114,7 +133,7 @@ fn search_and_check(dev: &OpenClDevice, tx: &curlpow::Transaction, mwm: usize) {
 
 #[test]
 fn search_is_valid_at_mwm_1_to_9_on_random_transactions() {
-    for cfg in [None, Some(KernelConfig::U32), Some(KernelConfig::U64)] {
+    for cfg in search_variants() {
         let Some(dev) = device(cfg) else { return };
         for mwm in 1..=9 {
             let tx = common::random_tx(1000 + mwm as u64 + 17 * dev.lanes() as u64);
@@ -136,7 +155,13 @@ fn search_is_valid_on_the_public_pow_inputs() {
 
 #[test]
 fn search_stays_inside_its_counter_range() {
-    let Some(dev) = device(None) else { return };
+    for cfg in search_variants() {
+        let Some(dev) = device(cfg) else { return };
+        range_discipline(&dev);
+    }
+}
+
+fn range_discipline(dev: &OpenClDevice) {
     let tx = common::random_tx(77);
     // Unreachable MWM over 5 counters: the search ends by exhausting its range.
     let job = SearchJob::new(&tx, 200).unwrap();
@@ -158,6 +183,142 @@ fn search_stays_inside_its_counter_range() {
     assert!(hit.counter >= range.start && hit.counter < range.start + range.len);
     let done = job.verify(hit).expect("host check");
     common::assert_valid_pow(&tx, &done, 6);
+}
+
+/// A device of its own with a forced launch shape: several transforms per state, so the
+/// kernel's loop, its early exit after a hit and the honest count of what it skipped are used.
+fn forced_device(cfg: Option<KernelConfig>, items: usize, iters: u64) -> Option<Arc<OpenClDevice>> {
+    let dev = discover_opencl(&software(), cfg).devices.into_iter().next();
+    if !common::gpu_available("opencl", dev.is_some()) {
+        return None;
+    }
+    let dev = dev?;
+    dev.force_launch(Some(items), Some(iters));
+    Some(dev)
+}
+
+#[test]
+fn forced_launches_with_many_transforms_per_state_are_valid_and_counted_honestly() {
+    for cfg in [None, Some(KernelConfig::U32_COOP)] {
+        let Some(dev) = forced_device(cfg, 8, 5) else {
+            return;
+        };
+        let st = dev.launch_stats().unwrap();
+        assert_eq!(st.transforms_per_item, 5);
+        assert_eq!(st.sizing, "forced");
+        for mwm in [1, 4, 7] {
+            let tx = common::random_tx(3000 + mwm as u64);
+            search_and_check(&dev, &tx, mwm);
+        }
+        range_discipline(&dev);
+        // Exactly the range's counters when nothing is found, over launches of 5 per state.
+        let job = SearchJob::new(&common::random_tx(8), 200).unwrap();
+        let ctl = SearchControl::new(None, None);
+        let range = CounterRange {
+            start: 12345,
+            len: 1001,
+        };
+        let out = dev.search(&job, range, &ctl).unwrap();
+        assert_eq!(out.nonces, 1001 * dev.lanes() as u64);
+        let t = dev.launch_stats().unwrap().last_search.unwrap();
+        assert!(t.launches >= 2, "{t:?}");
+        // MWM 1 hits at once in every state: the states stop after one transform and the
+        // pipelined launch behind it stops at its first flag check, so far fewer than the
+        // submitted counters are counted (each launch covers states × 5).
+        let job = SearchJob::new(&common::random_tx(9), 1).unwrap();
+        let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+        assert!(job.verify(out.hit.unwrap()).is_some());
+        let per_launch = st.counters_per_launch * dev.lanes() as u64;
+        assert!(out.nonces >= dev.lanes() as u64);
+        assert!(
+            out.nonces < 2 * per_launch,
+            "{} nonces counted, {per_launch} per launch",
+            out.nonces
+        );
+    }
+}
+
+#[test]
+fn launch_sizing_and_build_facts_are_reported() {
+    let Some(dev) = own_device() else { return };
+    let st = dev.launch_stats().expect("launch stats");
+    assert!(st.build_ms.unwrap() > 0.0);
+    assert!(st.first_launch_ms.is_some());
+    assert!(st.compiler.contains_key("build_log"));
+    assert!(st.compiler.contains_key("build_options"));
+    assert!(
+        st.compiler.contains_key("private_mem_bytes"),
+        "{:?}",
+        st.compiler
+    );
+    assert!(st.bytes_per_nonce.unwrap() > 1000.0);
+    assert_eq!(st.in_flight, 2);
+    let wave = st.wave_items;
+    assert!(wave >= 1 && st.items >= wave, "{st:?}");
+    let job = SearchJob::new(&common::random_tx(21), 60).unwrap();
+    let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_millis(600)));
+    let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+    let st = dev.launch_stats().unwrap();
+    assert!(st.launches > 0, "{st:?}");
+    assert!(["growing", "settled"].contains(&st.sizing.as_str()));
+    assert!(st.items >= wave, "never below the wave estimate: {st:?}");
+    assert_eq!(st.counters_per_launch, st.items * st.transforms_per_item);
+    assert!(st.best_nonces_per_second.unwrap() > 0.0);
+    let t = st.last_search.unwrap();
+    assert!(t.launches >= 2 && t.wall_ms > 0.0);
+    // PoCL profiles: device times are known.
+    assert!(t.kernel_ms.unwrap() > 0.0 && t.read_ms.is_some(), "{t:?}");
+    assert!(out.nonces > 0);
+}
+
+/// Compiling happens before the clock: `bench` reports it apart (`prepare_ms`, the build
+/// time) and its measured seconds and the device's busy time exclude it.
+#[test]
+fn compile_time_stays_out_of_bench_and_busy_time() {
+    let engine = curlpow::Engine::builder()
+        .backends(&[Backend::Opencl])
+        .include_software(true)
+        .build()
+        .unwrap();
+    let devices: Vec<_> = engine
+        .device_report()
+        .into_iter()
+        .filter(|d| d.info.backend == Backend::Opencl)
+        .collect();
+    if !common::gpu_available("opencl", !devices.is_empty()) {
+        return;
+    }
+    let id = devices[0].info.id.clone();
+    // Before preparing: the sizing it starts from, no build yet.
+    let before = devices[0].info.details.clone();
+    assert!(before.contains_key("launch"), "{before:?}");
+    assert!(before["launch"]["build_ms"].is_null(), "not built yet");
+    let r = engine.bench(&id, Duration::from_millis(300)).unwrap();
+    let launch = r.launch.clone().expect("launch stats in bench");
+    assert!(r.prepare_ms > 0.0);
+    assert!(launch.build_ms.unwrap() > 0.0 && launch.items > 0 && launch.transforms_per_item > 0);
+    assert!(r.seconds < 0.3 + 0.25, "{} s measured", r.seconds);
+    let again = engine.bench(&id, Duration::from_millis(200)).unwrap();
+    assert!(
+        again.prepare_ms < 5.0,
+        "prepared once: {} ms",
+        again.prepare_ms
+    );
+    let report = engine
+        .device_report()
+        .into_iter()
+        .find(|d| d.info.id == id)
+        .unwrap();
+    assert!(
+        report.stats.busy_seconds < r.seconds + again.seconds + 0.1,
+        "busy {} s",
+        report.stats.busy_seconds
+    );
+    let l = &report.info.details["launch"];
+    assert!(l["items"].as_u64().unwrap() > 0, "{l}");
+    assert!(l["build_ms"].as_f64().unwrap() > 0.0);
+    let json = serde_json::to_value(&again).unwrap();
+    assert!(json["launch"]["transforms_per_item"].as_u64().unwrap() > 0);
 }
 
 /// A device of its own (not shared with the other tests of this binary), compiled, for the
@@ -336,6 +497,11 @@ fn kernel_config_names_round_trip() {
         "u64x8-f1",
         "u32-f1:local",
         "u64-f5",
+        "u64-p",
+        "u64-f5-p4",
+        "u32x2-p3:local",
+        "u32:coop",
+        "u32:coop64",
     ] {
         let c = KernelConfig::parse(name).unwrap();
         assert_eq!(c.name(), name);
@@ -350,6 +516,13 @@ fn kernel_config_names_round_trip() {
         "x8",
         "u64-f2",
         "u64-f",
+        "u64-f1-p",
+        "u64-p5",
+        "u64-p-f5",
+        "u64:coop",
+        "u32x2:coop",
+        "u32-f5:coop",
+        "u32:coop4",
     ] {
         assert!(KernelConfig::parse(bad).is_none(), "{bad}");
     }
@@ -375,6 +548,8 @@ fn bench_opencl_hashrate() {
         "u64x8-f5",
         "u32x16-f1",
         "u32:local",
+        "u64x8-p",
+        "u32:coop",
     ];
     for name in names {
         let Some(dev) = device(kc(name)) else {

@@ -253,6 +253,9 @@ fn software_loop_cap_clamp_is_correct() {
     }
     let t = dev.tuning().transforms_per_invocation;
     assert_eq!(t, 7);
+    // Dispatches of exactly that length (the sizing would pick it only on a slow adapter).
+    dev.force_launch(None, Some(u64::from(t)));
+    assert_eq!(dev.dispatch_transforms(), u64::from(t));
     assert!(
         t * curlpow::internal::wgpu::LOOP_ITERATIONS_PER_TRANSFORM
             < curlpow::internal::wgpu::SOFTWARE_LOOP_CAP
@@ -350,19 +353,84 @@ fn deadline_stops_promptly() {
 }
 
 #[test]
-fn dispatch_size_adapts_to_the_target() {
+fn dispatch_size_and_length_adapt_and_are_reported() {
     let _serial = serial();
     let Some(dev) = device((false, None)) else {
         return;
     };
     let job = SearchJob::new(&common::random_tx(12), 60).unwrap();
-    let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_millis(500)));
+    let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_millis(800)));
     dev.search(&job, CounterRange::ALL, &ctl).unwrap();
-    // The size follows the measured dispatch time (unit-tested in the module) within bounds.
+    // The size grows from the wave estimate while nonces per second rise (unit-tested in
+    // src/gpu/driver.rs) within bounds; the length fills the target dispatch time.
     let n = dev.dispatch_invocations();
     assert!(n >= dev.tuning().workgroup_size, "{n} invocations");
     assert!(n <= dev.tuning().max_invocations, "{n} invocations");
     assert_eq!(n % dev.tuning().workgroup_size, 0);
+    let t = dev.dispatch_transforms();
+    assert!(t >= 1 && t <= u64::from(dev.tuning().transforms_per_invocation));
+    let st = dev.launch_stats().expect("launch stats");
+    assert_eq!(st.items, u64::from(n));
+    assert!(
+        st.items >= st.wave_items,
+        "never below the wave estimate: {st:?}"
+    );
+    assert_eq!(st.transforms_per_item, t);
+    assert_eq!(st.counters_per_launch, st.items * t);
+    assert_eq!(st.in_flight, 2);
+    assert!(st.build_ms.unwrap() > 0.0 && st.first_launch_ms.is_some());
+    assert!(st.bytes_per_nonce.unwrap() > 1000.0);
+    let last = st.last_search.unwrap();
+    assert!(last.launches >= 2 && last.wall_ms > 0.0, "{last:?}");
+    assert!(last.kernel_ms.is_none(), "wgpu has no device times here");
+}
+
+/// A forced dispatch shape with several transforms per invocation: the kernel's loop, its early
+/// exit after a hit and the honest count of the skipped offsets, on an adapter of its own.
+#[test]
+fn forced_dispatches_are_valid_and_counted_honestly() {
+    let _serial = serial();
+    for force32 in [false, true] {
+        let found = discover_wgpu(&software(), Some(looped()), force32);
+        let Some(dev) = found.devices.into_iter().next() else {
+            common::gpu_available("wgpu", false);
+            return;
+        };
+        dev.force_launch(Some(32), Some(3));
+        let st = dev.launch_stats().unwrap();
+        assert_eq!(
+            (st.items, st.transforms_per_item, st.sizing.as_str()),
+            (32, 3, "forced")
+        );
+        for mwm in [1, 5, 8] {
+            search_valid(
+                &dev,
+                &common::random_tx(6000 + mwm as u64),
+                mwm,
+                CounterRange::ALL,
+            );
+        }
+        let job = SearchJob::new(&common::random_tx(13), 100).unwrap();
+        let ctl = SearchControl::new(None, None);
+        let range = CounterRange {
+            start: (1 << 32) - 50,
+            len: 301,
+        };
+        let out = dev.search(&job, range, &ctl).unwrap();
+        assert_eq!(out.nonces, 301 * dev.lanes() as u64, "exactly the range");
+        // MWM 1: every invocation hits on its first transform and stops; the dispatch queued
+        // behind stops at its first flag check.
+        let job = SearchJob::new(&common::random_tx(14), 1).unwrap();
+        let out = dev.search(&job, CounterRange::ALL, &ctl).unwrap();
+        assert!(job.verify(out.hit.unwrap()).is_some());
+        let per_dispatch = 32 * 3 * dev.lanes() as u64;
+        assert!(out.nonces >= dev.lanes() as u64);
+        assert!(
+            out.nonces <= per_dispatch / 3 + dev.lanes() as u64,
+            "{}",
+            out.nonces
+        );
+    }
 }
 
 #[test]

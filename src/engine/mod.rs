@@ -15,7 +15,7 @@ mod estimate;
 mod options;
 mod small;
 
-pub use bench::{bench_transaction, BenchResult};
+pub use bench::{bench_transaction, BenchResult, LatencyReport, Spread};
 pub use builder::EngineBuilder;
 pub use options::{PowOptions, MAINNET_MWM};
 

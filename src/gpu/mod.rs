@@ -9,4 +9,4 @@
 pub(crate) mod discover;
 pub(crate) mod driver;
 
-pub(crate) use driver::{Geometry, Launcher, Sizer};
+pub(crate) use driver::{Geometry, Launch, LaunchResult, Launcher, Sizer};

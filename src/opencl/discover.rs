@@ -3,11 +3,13 @@
 
 use std::sync::Arc;
 
-use super::kernel_config::KernelConfig;
+use super::kernel_config::{KernelConfig, COOP_GROUP};
+use super::occupancy::{self, Facts};
 use super::probe::{self, PlatformInfo, RawDevice};
 use super::{OpenClDevice, KERNEL_ENV, PROBE_LOCK};
 use crate::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOptions, Discovery};
 use crate::gpu::discover::{env_setting, sort_best_first};
+use crate::gpu::Geometry;
 
 /// Discovery's result with the concrete device type (for [`OpenClDevice::transform`] and the
 /// tests); [`discover`] returns the same devices as trait objects.
@@ -40,7 +42,7 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
     let mut out = OpenClDiscovery::default();
     let env_kernel = env_setting(
         KERNEL_ENV,
-        "a kernel such as u32, u64, u64x8, u64-f5 or u32:local",
+        "a kernel such as u32, u64, u64x8, u64-f5, u64-p, u32:local or u32:coop",
         KernelConfig::parse,
     )
     .unwrap_or_else(|w| {
@@ -55,6 +57,7 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
         }
     };
     let mut found: Vec<OpenClDevice> = Vec::new();
+    let mut launch_warnings = Vec::new();
     for (pi, &platform) in platforms.iter().enumerate() {
         let devices = match probe::device_ids(platform) {
             Ok(d) if d.is_empty() => {
@@ -99,27 +102,57 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
                 Some(l) => l,
                 None => {
                     out.warnings.push(format!(
-                        "{id}: kernel {cfg} does not fit ({} B of local memory, {} B per work-item); using private state",
+                        "{id}: kernel {cfg} does not fit ({} B of local memory, {} B per state); using the private-state u32 kernel",
                         raw.local_mem, cfg.state_bytes()
                     ));
+                    if cfg.coop > 0 {
+                        cfg = KernelConfig::U32;
+                    }
                     cfg.local_state = false;
                     launch_local_size(&cfg, &raw).unwrap_or(1)
                 }
             };
-            let info = device_info(id, &pinfo, &raw, &cfg, local_size);
+            let facts = Facts {
+                kind: Some(raw.kind),
+                vendor_id: u32::try_from(raw.vendor_id).unwrap_or(0),
+                compute_units: raw.compute_units.max(1) as usize,
+                device_local_mem: raw.local_mem,
+                group: local_size,
+                ..Facts::default()
+            };
+            let geometry = Geometry {
+                group: local_size,
+                items_per_state: if cfg.coop > 0 { cfg.coop as usize } else { 1 },
+                lanes: cfg.lanes() as u64,
+                // Refined once the kernel is built (registers, local memory).
+                wave_items: occupancy::estimate(&facts).items,
+                max_items: super::MAX_GLOBAL,
+                max_per_item: super::MAX_ITERS,
+                target: target_launch(raw.kind),
+                forced_items: None,
+                forced_per_item: None,
+            }
+            .with_env(&mut launch_warnings);
+            let info = device_info(id, &pinfo, &raw, &cfg, local_size)
+                .with_detail("initial_wave_items", geometry.wave_items);
             found.push(OpenClDevice::new(
-                info,
-                platform,
-                device,
-                cfg,
-                local_size,
-                raw.compute_units.max(1) as usize,
+                info, platform, device, cfg, geometry, facts,
             ));
         }
     }
+    launch_warnings.dedup();
+    out.warnings.extend(launch_warnings);
     sort_best_first(&mut found, |d| d.info());
     out.devices = found.into_iter().map(Arc::new).collect();
     out
+}
+
+fn target_launch(kind: DeviceKind) -> std::time::Duration {
+    if kind == DeviceKind::Cpu {
+        super::TARGET_LAUNCH_CPU
+    } else {
+        super::TARGET_LAUNCH
+    }
 }
 
 /// A CPU device of OpenCL (PoCL, Intel's CPU runtime) runs on the cores the engine's own pool
@@ -145,10 +178,13 @@ pub(super) fn device_info(
         DeviceKind::Accelerator => 1e8,
         _ => 5e6 * compute_units,
     };
+    let (bytes, traffic) = cfg.bytes_per_nonce();
     let mut info = DeviceInfo::new(id, Backend::Opencl, raw.name.clone(), raw.kind)
         .with_software(is_software(raw))
         .with_lanes(cfg.lanes())
         .with_kernel(cfg.name())
+        .with_detail("bytes_per_nonce", bytes.round())
+        .with_detail("traffic", traffic)
         .with_declared_speed(declared)
         .with_detail("platform", pinfo.name.clone())
         .with_detail("platform_version", pinfo.version.clone())
@@ -161,7 +197,10 @@ pub(super) fn device_info(
         .with_detail("local_mem_bytes", raw.local_mem)
         .with_detail("max_work_group_size", raw.max_work_group)
         .with_detail("local_size", local_size)
-        .with_detail("target_launch_ms", super::TARGET_LAUNCH.as_secs_f64() * 1e3);
+        .with_detail(
+            "target_launch_ms",
+            target_launch(raw.kind).as_secs_f64() * 1e3,
+        );
     if let Ok(v) = u32::try_from(raw.vendor_id) {
         if v != 0 {
             info = info.with_pci_vendor_id(v);
@@ -174,8 +213,19 @@ pub(super) fn device_info(
 }
 
 /// The work-group size for `cfg` on this device, `None` if a local-memory state does not fit.
+/// The cooperative kernel's group is `coop` work-items per state times the states that fit
+/// (up to `COOP_GROUP / coop`).
 fn launch_local_size(cfg: &KernelConfig, raw: &RawDevice) -> Option<usize> {
     let max = raw.max_work_group.max(1);
+    if cfg.coop > 0 {
+        let p = cfg.coop as usize;
+        let fit = (raw.local_mem as usize)
+            .saturating_sub(64)
+            .checked_div(cfg.state_bytes())
+            .unwrap_or(0);
+        let states = (COOP_GROUP as usize / p).min(fit).min(max / p);
+        return (states > 0).then_some(states * p);
+    }
     if cfg.local_state {
         let fit = (raw.local_mem as usize) / cfg.state_bytes();
         let n = fit.min(max).min(64);

@@ -1,5 +1,6 @@
 //! [`KernelConfig`]: the variants of `kernels/curl_pow.cl` (word type, vector width, fused
-//! rounds, where the state lives) and their build options.
+//! rounds, prefetch distance, where the state lives, the cooperative layout), their build
+//! options and their estimated memory traffic.
 
 use crate::curl::STATE_LEN;
 use crate::device::DeviceKind;
@@ -17,7 +18,16 @@ pub struct KernelConfig {
     /// Rounds fused per pass over the state: 3 (the default: 27 wavefront passes), 5 (15 passes
     /// of 5 and 2 of 3; more registers) or 1.
     pub fuse: u32,
+    /// Load each trit this many wavefront steps ahead (2, 3 or 4; 0: when its step needs it).
+    /// Fused passes of the one-state-per-work-item kernel only.
+    pub prefetch: u32,
+    /// Work-items that share one state in the cooperative kernel (`:coop`, 32-bit words, state
+    /// in `__local` memory); 0 for the one-state-per-work-item kernel.
+    pub coop: u32,
 }
+
+/// Work-items per group the cooperative kernel aims at (states per group = this / `coop`).
+pub(super) const COOP_GROUP: u32 = 128;
 
 impl KernelConfig {
     /// 32 lanes in `uint`, private state.
@@ -26,23 +36,27 @@ impl KernelConfig {
         vec: 1,
         local_state: false,
         fuse: 3,
+        prefetch: 0,
+        coop: 0,
     };
     /// 64 lanes in `ulong`, private state.
     pub const U64: KernelConfig = KernelConfig {
         lane_bits: 64,
-        vec: 1,
-        local_state: false,
-        fuse: 3,
+        ..KernelConfig::U32
     };
     /// 512 lanes in `ulong8`, private state (the CPU-device default: one AVX-512 register).
     pub const U64X8: KernelConfig = KernelConfig {
         lane_bits: 64,
         vec: 8,
-        local_state: false,
-        fuse: 3,
+        ..KernelConfig::U32
+    };
+    /// The cooperative kernel: 32 work-items per 32-lane state, in `__local` memory.
+    pub const U32_COOP: KernelConfig = KernelConfig {
+        coop: 32,
+        ..KernelConfig::U32
     };
 
-    /// Nonces per transform of one work-item.
+    /// Nonces per transform of one state.
     pub fn lanes(&self) -> usize {
         (self.lane_bits * self.vec) as usize
     }
@@ -52,22 +66,41 @@ impl KernelConfig {
         self.lanes() / 8
     }
 
-    /// Bytes of one work-item's state (729 trits, two halves, plus the side slots of fused passes).
+    /// Side slots of a fused pass (copies of the first trits the wrap-around reads).
+    fn side_slots(&self) -> usize {
+        match self.fuse {
+            1 => 0,
+            3 => 5,
+            _ => 21,
+        }
+    }
+
+    /// Bytes of one state: 729 trits, two halves (plus the side slots of fused passes for the
+    /// one-state-per-work-item kernel).
     pub fn state_bytes(&self) -> usize {
-        let slots = if self.fuse == 1 {
+        let slots = if self.coop > 0 {
             STATE_LEN
         } else {
-            STATE_LEN + 5
+            STATE_LEN + self.side_slots()
         };
         2 * slots * self.word_bytes()
     }
 
     /// Whether the combination is one the kernel supports.
     pub fn is_valid(&self) -> bool {
-        matches!(self.lane_bits, 32 | 64)
+        let shape = matches!(self.lane_bits, 32 | 64)
             && matches!(self.vec, 1 | 2 | 4 | 8 | 16)
             && self.lanes() <= MAX_LANES
-            && matches!(self.fuse, 1 | 3 | 5)
+            && matches!(self.fuse, 1 | 3 | 5);
+        let prefetch = self.prefetch == 0 || ((2..=4).contains(&self.prefetch) && self.fuse != 1);
+        let coop = self.coop == 0
+            || ((8..=COOP_GROUP).contains(&self.coop)
+                && self.lane_bits == 32
+                && self.vec == 1
+                && self.fuse == 3
+                && self.prefetch == 0
+                && !self.local_state);
+        shape && prefetch && coop
     }
 
     /// The default for a kind of device.
@@ -79,41 +112,59 @@ impl KernelConfig {
     }
 
     /// Parse `u32`, `u64`, `u64x8`, `u32x16`, …, optionally followed by `-f1` or `-f5` (rounds
-    /// fused per pass; 3 without) and by `:local` or `:private`.
+    /// fused per pass; 3 without), by `-p` (prefetch 2 steps ahead) or `-p3`/`-p4`, and by
+    /// `:local`, `:private` or `:coop` / `:coopN` (the cooperative kernel, `N` work-items per
+    /// state, 32 without; `u32` only).
     pub fn parse(s: &str) -> Option<KernelConfig> {
         let s = s.trim().to_ascii_lowercase();
-        let (word, space) = match s.split_once(':') {
-            Some((w, sp)) => (w.to_string(), sp.to_string()),
-            None => (s, "private".to_string()),
+        let (word, space) = s.split_once(':').unwrap_or((&s, "private"));
+        let (local_state, coop) = match space {
+            "local" => (true, 0),
+            "private" => (false, 0),
+            "coop" => (false, 32),
+            other => (false, other.strip_prefix("coop")?.parse::<u32>().ok()?),
         };
-        let local_state = match space.as_str() {
-            "local" => true,
-            "private" => false,
-            _ => return None,
-        };
-        let (word, fuse) = match word.split_once("-f") {
-            Some((w, f)) => (w.to_string(), f.parse::<u32>().ok()?),
-            None => (word, 3),
-        };
-        let (bits, vec) = match word.split_once('x') {
+        let mut parts = word.split('-');
+        let base = parts.next()?;
+        let (bits, vec) = match base.split_once('x') {
             Some((b, v)) => (b, v.parse::<u32>().ok()?),
-            None => (word.as_str(), 1),
+            None => (base, 1),
         };
         let lane_bits = match bits {
             "u32" => 32,
             "u64" => 64,
             _ => return None,
         };
-        let c = KernelConfig {
+        let mut c = KernelConfig {
             lane_bits,
             vec,
             local_state,
-            fuse,
+            coop,
+            ..KernelConfig::U32
         };
+        let (mut fuse_set, mut prefetch_set) = (false, false);
+        for part in parts {
+            if let Some(f) = part.strip_prefix('f') {
+                if fuse_set || prefetch_set {
+                    return None;
+                }
+                c.fuse = f.parse().ok()?;
+                fuse_set = true;
+            } else if let Some(p) = part.strip_prefix('p') {
+                if prefetch_set {
+                    return None;
+                }
+                c.prefetch = if p.is_empty() { 2 } else { p.parse().ok()? };
+                prefetch_set = true;
+            } else {
+                return None;
+            }
+        }
         c.is_valid().then_some(c)
     }
 
-    /// The name [`parse`](Self::parse) reads back, e.g. `"u64x8"`, `"u64-f1"` or `"u32:local"`.
+    /// The name [`parse`](Self::parse) reads back, e.g. `"u64x8"`, `"u64-f5-p"` or
+    /// `"u32:coop"`.
     pub fn name(&self) -> String {
         let mut s = format!("u{}", self.lane_bits);
         if self.vec > 1 {
@@ -122,26 +173,104 @@ impl KernelConfig {
         if self.fuse != 3 {
             s.push_str(&format!("-f{}", self.fuse));
         }
+        match self.prefetch {
+            0 => {}
+            2 => s.push_str("-p"),
+            d => s.push_str(&format!("-p{d}")),
+        }
         if self.local_state {
             s.push_str(":local");
+        }
+        match self.coop {
+            0 => {}
+            32 => s.push_str(":coop"),
+            p => s.push_str(&format!(":coop{p}")),
         }
         s
     }
 
+    /// Estimated bytes of memory traffic per nonce tried, and where it goes: `private` (the
+    /// state of one work-item: registers and L1 at best, device memory when it spills),
+    /// `local` (on-chip shared memory) — see `docs/benchmarks.md`, "GPU: what is estimated".
+    ///
+    /// One state serves `lanes()` nonces. A pass of the one-state kernel loads and stores every
+    /// trit's two words once and copies its side slots (read and write); the cooperative kernel
+    /// reads each work-item's chunk plus a halo of 7 trits and writes the chunk.
+    pub fn bytes_per_nonce(&self) -> (f64, &'static str) {
+        let w = self.word_bytes() as f64;
+        let lanes = self.lanes() as f64;
+        if self.coop > 0 {
+            let per_pass = (2.0 * (STATE_LEN as f64 + 7.0 * f64::from(self.coop))
+                + 2.0 * STATE_LEN as f64)
+                * w;
+            return (27.0 * per_pass / lanes, "local");
+        }
+        let per_pass = |side: f64| (2.0 * 2.0 * STATE_LEN as f64 + 2.0 * 2.0 * side) * w;
+        let transform = match self.fuse {
+            1 => 81.0 * per_pass(0.0),
+            3 => 27.0 * per_pass(5.0),
+            _ => 15.0 * per_pass(21.0) + 2.0 * per_pass(5.0),
+        };
+        (
+            transform / lanes,
+            if self.local_state { "local" } else { "private" },
+        )
+    }
+
+    /// States per work-group of the cooperative kernel with work-groups of `local_size`.
+    pub(super) fn coop_states(&self, local_size: usize) -> usize {
+        (local_size / self.coop.max(1) as usize).max(1)
+    }
+
     pub(super) fn build_options(&self, local_size: usize) -> String {
-        format!(
-            "-DLANE_BITS={} -DVEC={} -DSTATE_LOCAL={} -DLOCAL_SIZE={} -DFUSE={}",
+        let mut o = format!(
+            "-DLANE_BITS={} -DVEC={} -DSTATE_LOCAL={} -DLOCAL_SIZE={} -DFUSE={} -DPREFETCH={}",
             self.lane_bits,
             self.vec,
             u32::from(self.local_state),
             local_size,
-            self.fuse
-        )
+            self.fuse,
+            self.prefetch,
+        );
+        if self.coop > 0 {
+            o.push_str(&format!(
+                " -DCOOP=1 -DCOOP_P={} -DCOOP_S={}",
+                self.coop,
+                self.coop_states(local_size)
+            ));
+        }
+        o
     }
 }
 
 impl std::fmt::Display for KernelConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traffic_estimates() {
+        // ~10 KB per nonce with 3 fused rounds, ~6.4 KB with 5, whatever the word.
+        let (b3, w3) = KernelConfig::U64.bytes_per_nonce();
+        assert!((9_800.0..10_000.0).contains(&b3), "{b3}");
+        assert_eq!(w3, "private");
+        assert_eq!(KernelConfig::U32.bytes_per_nonce().0, b3);
+        let (b5, _) = KernelConfig::parse("u64-f5").unwrap().bytes_per_nonce();
+        assert!((6_300.0..6_400.0).contains(&b5), "{b5}");
+        let (bc, wc) = KernelConfig::U32_COOP.bytes_per_nonce();
+        assert_eq!(wc, "local");
+        assert!((11_000.0..11_500.0).contains(&bc), "{bc}");
+    }
+
+    #[test]
+    fn coop_build_options() {
+        let o = KernelConfig::U32_COOP.build_options(128);
+        assert!(o.contains("-DCOOP=1 -DCOOP_P=32 -DCOOP_S=4"), "{o}");
+        assert!(!KernelConfig::U32.build_options(64).contains("COOP"));
     }
 }

@@ -23,13 +23,24 @@
 //! (PoCL does not vectorise across work-items; the vector word is what makes it SIMD), overridden
 //! with `CURLPOW_OPENCL_KERNEL` (e.g. `u32`, `u64-f5`, `u64x8`, `u32:local`).
 //!
+//! `-p` (e.g. `u64-p`, `u64-f5-p4`) loads each trit 2 (or 3, 4) wavefront steps ahead.
+//! `u32:coop` (`:coopN`: N work-items per state, 32 without) is the cooperative kernel: a
+//! work-group keeps several 32-lane states in `__local` memory and its work-items share each
+//! state's passes (see the kernel). Both are selectable, not defaults: no GPU has measured them.
+//!
 //! The program is compiled when the device is prepared (before its first search's clock starts)
 //! and kept with its context, queue, kernel and buffers for the device's life; a mutex lets one
-//! search at a time use it. Every work-item of every launch takes its own counters out of the
-//! search's [`CounterRange`]: `counter = base + global id × iters + i`.
+//! search at a time use it. The build log is kept; on NVIDIA platforms the kernel is built with
+//! `-cl-nv-verbose` (registers and spills then appear in the log and in `details.launch`) and,
+//! with `CURLPOW_OPENCL_MAXRREGCOUNT=N`, `-cl-nv-maxrregcount=N`. Every work-item of every
+//! launch takes its own counters out of the search's [`CounterRange`]: `counter = base + state
+//! × iters + i` (a state is a work-item, or a cooperating group of them); two launches are kept
+//! in flight (`src/gpu/driver.rs`).
 
+mod build_log;
 mod discover;
 mod kernel_config;
+mod occupancy;
 mod probe;
 mod session;
 
@@ -37,6 +48,7 @@ mod session;
 pub(crate) use discover::nvidia_h200_for_tests;
 pub use discover::{discover, discover_opencl, OpenClDiscovery};
 pub use kernel_config::KernelConfig;
+pub use session::MAXRREGCOUNT_ENV;
 
 use std::time::Duration;
 
@@ -51,8 +63,10 @@ use crate::device::{Device, DeviceInfo, SearchOutcome};
 use crate::error::Error;
 use crate::gpu::discover::device_error;
 use crate::gpu::{driver, Geometry};
+use crate::launch_stats::LaunchStats;
 use crate::search::{CounterRange, SearchJob};
-use session::Session;
+use occupancy::Facts;
+use session::{OpenSpec, Session};
 
 /// The kernel source, compiled at run time for each device.
 pub(crate) const KERNEL_SOURCE: &str = include_str!("../../kernels/curl_pow.cl");
@@ -65,11 +79,18 @@ pub const KERNEL_ENV: &str = "CURLPOW_OPENCL_KERNEL";
 /// (SIGSEGV in `clGetDeviceInfo(CL_DEVICE_NAME)`) when several threads discovered at once.
 static PROBE_LOCK: Mutex<()> = Mutex::new(());
 
-/// How long one launch should run; the launch size adapts to it.
-const TARGET_LAUNCH: Duration = Duration::from_millis(5);
+/// How long one launch of a GPU should run: its length (transforms per state) is set to reach
+/// it. A hit is seen about one launch after it happens, so this is latency: at 2 G nonces/s an
+/// MWM 14 search takes ~2.4 ms of work.
+const TARGET_LAUNCH: Duration = Duration::from_millis(2);
+/// The same for CPU devices (PoCL), whose launches cost more to start.
+const TARGET_LAUNCH_CPU: Duration = Duration::from_millis(10);
 
 /// Most work-items in one launch.
 const MAX_GLOBAL: usize = 1 << 22;
+
+/// Most transforms per state in one launch.
+const MAX_ITERS: u64 = 256;
 
 /// One OpenCL device: its description, and (once prepared) its compiled program, queue and
 /// buffers.
@@ -78,8 +99,12 @@ pub struct OpenClDevice {
     platform: ocl::core::PlatformId,
     device: ocl::core::DeviceId,
     kernel: KernelConfig,
-    geometry: Geometry,
+    geometry: Mutex<Geometry>,
+    facts: Facts,
     session: Mutex<Option<Session>>,
+    /// Launch shape and build facts, refreshed after prepare and after every search (read
+    /// without waiting for a search to end).
+    stats: Mutex<Option<LaunchStats>>,
     counters: Counters,
 }
 
@@ -95,22 +120,13 @@ impl std::fmt::Debug for OpenClDevice {
 
 impl OpenClDevice {
     fn new(
-        mut info: DeviceInfo,
+        info: DeviceInfo,
         platform: ffi::cl_platform_id,
         device: ffi::cl_device_id,
         kernel: KernelConfig,
-        local_size: usize,
-        compute_units: usize,
+        geometry: Geometry,
+        facts: Facts,
     ) -> Self {
-        let geometry = Geometry {
-            group: local_size,
-            per_item: 1,
-            lanes: kernel.lanes() as u64,
-            initial_items: local_size * compute_units,
-            max_items: MAX_GLOBAL,
-            target: TARGET_LAUNCH,
-        };
-        info = info.with_detail("initial_global_size", geometry.initial_items);
         // SAFETY: both handles came from clGetPlatformIDs / clGetDeviceIDs of the loaded ICD;
         // platform ids and root-device ids are not reference counted and are never released, so
         // they stay valid for the life of the process (and may be used from any thread).
@@ -125,10 +141,42 @@ impl OpenClDevice {
             platform,
             device,
             kernel,
-            geometry,
+            geometry: Mutex::new(geometry),
+            facts,
             session: Mutex::new(None),
+            stats: Mutex::new(None),
             counters: Counters::new(1),
         }
+    }
+
+    /// Force the launch size (work-items) and length (transforms per state) of this device's
+    /// launches, as `CURLPOW_GPU_LAUNCH_ITEMS` / `CURLPOW_GPU_LAUNCH_ITERS` do (`None` leaves
+    /// that part adaptive). Takes effect for the next search (a test hook).
+    pub fn force_launch(&self, items: Option<usize>, per_item: Option<u64>) {
+        {
+            let mut g = self.geometry.lock();
+            g.forced_items = items;
+            g.forced_per_item = per_item;
+        }
+        if let Some(s) = self.session.lock().as_mut() {
+            let mut geometry = *s.sizer.geometry();
+            geometry.forced_items = items;
+            geometry.forced_per_item = per_item;
+            s.sizer = driver::Sizer::new(geometry);
+        }
+    }
+
+    fn refresh_stats(&self, s: &Session, last: Option<crate::launch_stats::SearchTiming>) {
+        let mut st = s.sizer.stats();
+        st.build_ms = Some(s.build.build_ms);
+        st.first_launch_ms = Some(s.build.first_launch_ms);
+        let (bytes, traffic) = self.kernel.bytes_per_nonce();
+        st.bytes_per_nonce = Some(bytes.round());
+        st.traffic = Some(traffic.into());
+        st.compiler = s.build.compiler.clone();
+        let mut slot = self.stats.lock();
+        st.last_search = last.or_else(|| slot.as_ref().and_then(|o| o.last_search));
+        *slot = Some(st);
     }
 
     /// The kernel variant this device runs.
@@ -141,23 +189,26 @@ impl OpenClDevice {
         self.kernel.lanes()
     }
 
-    /// Work-items of the next full launch (adapted to the target launch time as it works).
+    /// Work-items of the next full launch (adapted as it works).
     pub fn launch_items(&self) -> usize {
         self.session
             .lock()
             .as_ref()
-            .map_or(self.geometry.initial_items, |s| s.sizer.items())
+            .map_or(self.geometry.lock().wave_items, |s| s.sizer.items())
     }
 
     fn session<'a>(&self, slot: &'a mut Option<Session>) -> Result<&'a mut Session, Error> {
         if slot.is_none() {
-            *slot = Some(Session::open(
-                &self.info,
-                self.platform,
-                self.device,
-                self.kernel,
-                self.geometry,
-            )?);
+            let s = Session::open(OpenSpec {
+                info: &self.info,
+                platform: self.platform,
+                device: self.device,
+                kernel: self.kernel,
+                geometry: *self.geometry.lock(),
+                facts: self.facts,
+            })?;
+            self.refresh_stats(&s, None);
+            *slot = Some(s);
         }
         slot.as_mut()
             .ok_or_else(|| device_error(&self.info, "session missing after open"))
@@ -198,8 +249,10 @@ impl OpenClDevice {
             .arg(n)
             .build()
             .map_err(|e| err("kernel curl_transform", &e))?;
-        let local = self.geometry.group;
-        let items = states.len().div_ceil(self.lanes());
+        let local = s.sizer.geometry().group;
+        // One state of `lanes` lanes per work-item, or per `coop` cooperating work-items.
+        let per_state = s.sizer.geometry().items_per_state;
+        let items = states.len().div_ceil(self.lanes()) * per_state;
         let global = items.div_ceil(local) * local;
         // SAFETY: every argument is set (two buffers of n × 729 chars and n); work-items past
         // `n_states` lanes read and write nothing, so the rounded-up global size stays in bounds.
@@ -241,10 +294,20 @@ impl Device for OpenClDevice {
         let mut sizer = s.sizer.clone();
         let r = driver::search(s, &mut sizer, &self.info, job, range, ctl, &self.counters);
         s.sizer = sizer;
-        r
+        let (out, timing) = r?;
+        self.refresh_stats(s, Some(timing));
+        Ok(out)
     }
 
     fn nonces_tried(&self) -> u64 {
         self.counters.sum()
+    }
+
+    fn launch_stats(&self) -> Option<LaunchStats> {
+        self.stats.lock().clone().or_else(|| {
+            // Not prepared yet: the sizing it will start from.
+            let st = driver::Sizer::new(*self.geometry.lock()).stats();
+            Some(st)
+        })
     }
 }

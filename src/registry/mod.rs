@@ -373,6 +373,9 @@ impl Registry {
     }
 
     pub(crate) fn reports(&self) -> Vec<DeviceReport> {
+        // A GPU's launch shape and build facts, shown under `details.launch` (read before the
+        // state lock: devices keep them in a snapshot of their own).
+        let launch: Vec<_> = self.slots.iter().map(|s| s.device.launch_stats()).collect();
         let st = self.state.lock();
         let now = Instant::now();
         self.slots
@@ -389,10 +392,14 @@ impl Registry {
                 stats.max_concurrent = s.stats.max_concurrent.load(Ordering::Relaxed) as u64;
                 stats.healthy = st.unhealthy_until[i].is_none_or(|u| now >= u);
                 stats.last_fault = st.last_fault[i].as_ref().map(|(_, e)| e.to_string());
-                DeviceReport {
-                    info: s.info.clone(),
-                    stats,
+                let mut info = s.info.clone();
+                if let Some(v) = launch[i]
+                    .as_ref()
+                    .and_then(|l| serde_json::to_value(l).ok())
+                {
+                    info.details.insert("launch".into(), v);
                 }
+                DeviceReport { info, stats }
             })
             .collect()
     }

@@ -2,25 +2,45 @@
 //! built once when the adapter is opened and reused by every search (the GPU twin of the CPU's
 //! persistent pool, after wgpu's `repeated_compute` example), and its
 //! `Launcher` (`src/gpu/driver.rs`), the backend's whole share of the search loop.
+//!
+//! Dispatches are pipelined: each of the [`IN_FLIGHT`] slots has its own parameters, result
+//! and MAP_READ staging buffer (and bind group); a slot's submission clears its result,
+//! dispatches, copies the result to staging and starts `map_async` at once, and `wait` polls
+//! only until that submission is done, while the next slot's dispatch is already queued (the
+//! shared scratch buffer orders the dispatches on the device).
 
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::layout::{self, params_bytes, PARAMS_SIZE, RESULT_SIZE};
+use super::layout::{self, params_bytes, FLAG_SIZE, PARAMS_SIZE, RESULT_SIZE};
 use super::tuning::{slot_bytes, Tuning};
 use crate::curl::STATE_LEN;
 use crate::device::DeviceInfo;
 use crate::error::Error;
 use crate::gpu::discover::device_error;
-use crate::gpu::driver::ResultWords;
-use crate::gpu::{Geometry, Launcher, Sizer};
+use crate::gpu::driver::{ResultWords, IN_FLIGHT};
+use crate::gpu::{Geometry, Launch, LaunchResult, Launcher, Sizer};
 use crate::search::SearchJob;
 
 /// The kernel source; the host prepends the lane-width prelude.
 const KERNEL: &str = include_str!("../../kernels/curl_pow.wgsl");
+
+/// One dispatch slot.
+struct Slot {
+    params: wgpu::Buffer,
+    result: wgpu::Buffer,
+    /// MAP_READ copy of `result`.
+    staging: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    /// The submission in flight and the channel its `map_async` answers on.
+    pending: Option<(
+        wgpu::SubmissionIndex,
+        mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    )>,
+}
 
 /// Everything built once per device and reused by every search.
 pub(super) struct Context {
@@ -28,19 +48,20 @@ pub(super) struct Context {
     queue: wgpu::Queue,
     search: wgpu::ComputePipeline,
     transform: wgpu::ComputePipeline,
-    bind_group: wgpu::BindGroup,
-    params: wgpu::Buffer,
     mid_state: wgpu::Buffer,
     scratch: wgpu::Buffer,
-    result: wgpu::Buffer,
-    /// MAP_READ copy of `result`.
-    staging: wgpu::Buffer,
+    /// The search's found flag, shared by every slot.
+    flag: wgpu::Buffer,
+    slots: Vec<Slot>,
     /// Errors reported by wgpu outside an error scope (validation, out of memory, device lost).
     errors: Arc<Mutex<Vec<String>>>,
     lanes: u32,
     mwm: u32,
     /// The launch sizes, adapted as the device works; kept between searches.
     pub(super) sizer: Sizer,
+    /// Milliseconds to build the shader module and both pipelines, and of the first dispatch.
+    pub(super) build_ms: f64,
+    pub(super) first_launch_ms: f64,
     /// The info errors are reported under.
     info: DeviceInfo,
 }
@@ -94,6 +115,7 @@ impl Context {
             });
         }
 
+        let build_started = Instant::now();
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let source = format!("{}\n{KERNEL}", layout::prelude(lanes64));
         let desc = wgpu::ShaderModuleDescriptor {
@@ -132,6 +154,7 @@ impl Context {
                 buffer_entry(1, B::Storage { read_only: true }),
                 buffer_entry(2, B::Storage { read_only: false }),
                 buffer_entry(3, B::Storage { read_only: false }),
+                buffer_entry(4, B::Storage { read_only: false }),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -159,6 +182,7 @@ impl Context {
         };
         let search = pipeline("search");
         let transform = pipeline("transform_states");
+        let build_ms = build_started.elapsed().as_secs_f64() * 1e3;
 
         let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor {
@@ -169,7 +193,6 @@ impl Context {
             })
         };
         use wgpu::BufferUsages as U;
-        let params = buffer("params", PARAMS_SIZE, U::UNIFORM | U::COPY_DST);
         let mid_state = buffer(
             "mid_state",
             STATE_LEN as u64 * 2 * word,
@@ -180,28 +203,42 @@ impl Context {
             slot_bytes(word) * u64::from(tuning.max_invocations),
             U::STORAGE | U::COPY_DST | U::COPY_SRC,
         );
-        let result = buffer(
-            "result",
-            RESULT_SIZE,
-            U::STORAGE | U::COPY_DST | U::COPY_SRC,
-        );
-        let staging = buffer("staging", RESULT_SIZE, U::MAP_READ | U::COPY_DST);
+        let flag = buffer("flag", FLAG_SIZE, U::STORAGE | U::COPY_DST);
         fn entry(binding: u32, b: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
             wgpu::BindGroupEntry {
                 binding,
                 resource: b.as_entire_binding(),
             }
         }
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("curlpow"),
-            layout: &bind_layout,
-            entries: &[
-                entry(0, &params),
-                entry(1, &mid_state),
-                entry(2, &scratch),
-                entry(3, &result),
-            ],
-        });
+        let slots = (0..IN_FLIGHT)
+            .map(|_| {
+                let params = buffer("params", PARAMS_SIZE, U::UNIFORM | U::COPY_DST);
+                let result = buffer(
+                    "result",
+                    RESULT_SIZE,
+                    U::STORAGE | U::COPY_DST | U::COPY_SRC,
+                );
+                let staging = buffer("staging", RESULT_SIZE, U::MAP_READ | U::COPY_DST);
+                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("curlpow"),
+                    layout: &bind_layout,
+                    entries: &[
+                        entry(0, &params),
+                        entry(1, &mid_state),
+                        entry(2, &scratch),
+                        entry(3, &result),
+                        entry(4, &flag),
+                    ],
+                });
+                Slot {
+                    params,
+                    result,
+                    staging,
+                    bind_group,
+                    pending: None,
+                }
+            })
+            .collect();
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(err(format!("kernel or pipeline creation failed: {e}")));
         }
@@ -213,29 +250,54 @@ impl Context {
             queue,
             search,
             transform,
-            bind_group,
-            params,
             mid_state,
             scratch,
-            result,
-            staging,
+            flag,
+            slots,
             errors,
             lanes: if lanes64 { 64 } else { 32 },
             mwm: 0,
             sizer: Sizer::new(geometry),
+            build_ms,
+            first_launch_ms: 0.0,
             info: info.clone(),
         };
+        let t = Instant::now();
         ctx.warm_up()?;
+        ctx.first_launch_ms = t.elapsed().as_secs_f64() * 1e3;
         Ok(ctx)
     }
 
     /// One empty dispatch (no counters), so that drivers that compile pipelines lazily do it
     /// here, not in the first search.
     fn warm_up(&mut self) -> Result<(), Error> {
-        self.queue
-            .write_buffer(&self.result, 0, &[0u8; RESULT_SIZE as usize]);
         let g = self.sizer.geometry().group;
-        self.launch(0, g, 0).map(|_| ())
+        let empty = Launch {
+            base: 0,
+            items: g,
+            per_item: 1,
+            limit: 0,
+        };
+        self.submit(0, &empty)?;
+        self.wait(0).map(|_| ())
+    }
+
+    /// Wait for every submission, and unmap what a failed search left mapped or pending.
+    fn idle(&mut self) -> Result<(), Error> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: Some(Duration::from_secs(600)),
+            })
+            .map_err(|e| self.err(format!("waiting for the device: {e}")))?;
+        for slot in &mut self.slots {
+            if let Some((_, rx)) = slot.pending.take() {
+                if matches!(rx.try_recv(), Ok(Ok(()))) {
+                    slot.staging.unmap();
+                }
+            }
+        }
+        Ok(())
     }
 
     fn err(&self, message: impl std::fmt::Display) -> Error {
@@ -294,9 +356,10 @@ impl Context {
             // trit, that is bit k % lanes of word k / lanes.
             let planes = crate::bitslice::Planes::from_states(chunk, n, self.lanes);
             let bytes = layout::to_bytes(&layout::interleave(&planes), word);
+            let slot = &self.slots[0];
             self.queue.write_buffer(&self.scratch, 0, &bytes);
             self.queue
-                .write_buffer(&self.params, 0, &params_bytes(0, n as u32, 0, 0));
+                .write_buffer(&slot.params, 0, &params_bytes(0, n as u32, 0, 0, 0));
             let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("transform readback"),
                 size: bytes.len() as u64,
@@ -309,7 +372,7 @@ impl Context {
             {
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
                 pass.set_pipeline(&self.transform);
-                pass.set_bind_group(0, &self.bind_group, &[]);
+                pass.set_bind_group(0, &slot.bind_group, &[]);
                 pass.dispatch_workgroups((n as u32).div_ceil(wg as u32), 1, 1);
             }
             enc.copy_buffer_to_buffer(&self.scratch, 0, &readback, 0, bytes.len() as u64);
@@ -334,6 +397,7 @@ impl Context {
 
 impl Launcher for Context {
     fn begin(&mut self, job: &SearchJob) -> Result<(), Error> {
+        self.idle()?;
         self.mwm = u32::try_from(job.mwm()).map_err(|_| Error::InvalidMwm(job.mwm()))?;
         self.queue.write_buffer(
             &self.mid_state,
@@ -341,30 +405,74 @@ impl Launcher for Context {
             &layout::mid_state_bytes(job, self.lanes),
         );
         self.queue
-            .write_buffer(&self.result, 0, &[0u8; RESULT_SIZE as usize]);
+            .write_buffer(&self.flag, 0, &[0u8; FLAG_SIZE as usize]);
         Ok(())
     }
 
-    fn launch(&mut self, base: u64, items: usize, limit: u64) -> Result<ResultWords, Error> {
+    fn submit(&mut self, slot: usize, l: &Launch) -> Result<(), Error> {
         let g = self.sizer.geometry().group;
-        let stride = u32::try_from(items).map_err(|_| self.err("launch too large"))?;
-        let remaining = u32::try_from(limit).map_err(|_| self.err("launch too long"))?;
+        let stride = u32::try_from(l.items).map_err(|_| self.err("launch too large"))?;
+        let remaining = u32::try_from(l.limit).map_err(|_| self.err("launch too long"))?;
+        let transforms = u32::try_from(l.per_item).map_err(|_| self.err("launch too long"))?;
+        let s = &mut self.slots[slot];
+        // Written before this submission runs: the queue applies buffer writes at the next
+        // submit, in order.
         self.queue.write_buffer(
-            &self.params,
+            &s.params,
             0,
-            &params_bytes(base, stride, remaining, self.mwm),
+            &params_bytes(l.base, stride, remaining, self.mwm, transforms),
         );
         let mut enc = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        enc.clear_buffer(&s.result, 0, None);
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
             pass.set_pipeline(&self.search);
-            pass.set_bind_group(0, &self.bind_group, &[]);
+            pass.set_bind_group(0, &s.bind_group, &[]);
             pass.dispatch_workgroups(stride.div_ceil(g as u32), 1, 1);
         }
-        enc.copy_buffer_to_buffer(&self.result, 0, &self.staging, 0, RESULT_SIZE);
-        let data = self.submit_and_read(enc, &self.staging)?;
-        Ok(bytemuck::pod_read_unaligned(&data[..RESULT_SIZE as usize]))
+        enc.copy_buffer_to_buffer(&s.result, 0, &s.staging, 0, RESULT_SIZE);
+        let index = self.queue.submit([enc.finish()]);
+        let (tx, rx) = mpsc::channel();
+        s.staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            // The receiver lives in the slot until `wait` reads it; a failed send only means
+            // the context is gone.
+            let _ = tx.send(r);
+        });
+        s.pending = Some((index, rx));
+        Ok(())
+    }
+
+    fn wait(&mut self, slot: usize) -> Result<LaunchResult, Error> {
+        let Some((index, rx)) = self.slots[slot].pending.take() else {
+            return Err(self.err("waited on a slot with no dispatch"));
+        };
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(index),
+                timeout: Some(Duration::from_secs(600)),
+            })
+            .map_err(|e| self.err(format!("waiting for the dispatch: {e}")))?;
+        if let Some(e) = self.errors.lock().pop() {
+            return Err(self.err(e));
+        }
+        match rx.try_recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(self.err(format!("map_async: {e}"))),
+            Err(_) => return Err(self.err("map_async did not complete after the poll")),
+        }
+        let staging = &self.slots[slot].staging;
+        let words: ResultWords = {
+            let data = staging
+                .get_mapped_range(..)
+                .map_err(|e| self.err(format!("mapping the result: {e}")))?;
+            bytemuck::pod_read_unaligned(&data[..RESULT_SIZE as usize])
+        };
+        staging.unmap();
+        Ok(LaunchResult {
+            words,
+            ..LaunchResult::default()
+        })
     }
 }

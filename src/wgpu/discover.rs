@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::tuning::{lanes_env, Tuning};
+use super::tuning::{lanes_env, tuning_env, Tuning};
 use super::WgpuDevice;
 use crate::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOptions, Discovery};
 use crate::gpu::discover::sort_best_first;
@@ -73,8 +73,14 @@ pub fn discover_wgpu(
             ));
             continue;
         }
-        let t = tuning.unwrap_or_else(|| Tuning::for_adapter(is_software(&ai)));
-        match WgpuDevice::open(adapter, index, force32, t) {
+        let t = match tuning {
+            Some(t) => t,
+            None => tuning_env(Tuning::for_adapter(is_software(&ai))).unwrap_or_else(|w| {
+                found.warnings.push(w);
+                Tuning::for_adapter(is_software(&ai))
+            }),
+        };
+        match WgpuDevice::open(adapter, index, force32, t, &mut found.warnings) {
             Ok(d) => opened.push(Arc::new(d)),
             Err(e) => found
                 .warnings
@@ -147,6 +153,11 @@ pub(super) fn device_info(
         tuning.transforms_per_invocation,
     )
     .with_detail("max_dispatch_invocations", tuning.max_invocations)
+    .with_detail(
+        "bytes_per_nonce",
+        super::layout::bytes_per_nonce(tuning.fuse).round(),
+    )
+    .with_detail("traffic", "storage")
     .with_detail(
         "target_dispatch_ms",
         tuning.target_dispatch.as_secs_f64() * 1e3,

@@ -7,8 +7,10 @@ use crate::search::SearchJob;
 
 /// Bytes of the `Params` uniform.
 pub(super) const PARAMS_SIZE: u64 = 32;
-/// Bytes of the `Found` result: `[found, lane, counter_lo, counter_hi]`.
-pub(super) const RESULT_SIZE: u64 = 16;
+/// Bytes of the `Found` result: `[found, lane, counter_lo, counter_hi, skipped, 0, 0, 0]`.
+pub(super) const RESULT_SIZE: u64 = 32;
+/// Bytes of the `Flag` (one `atomic<u32>`, padded).
+pub(super) const FLAG_SIZE: u64 = 16;
 
 /// Scratch slots per invocation: the state and the side copies of the fused passes (21 at
 /// most, for 5 fused rounds). The kernel's `SLOTS` constant must match.
@@ -33,6 +35,24 @@ pub(crate) const fn final_multiplier(fuse: u32) -> usize {
     m
 }
 
+/// Estimated bytes of storage-buffer traffic per nonce of the kernel with `fuse` rounds per
+/// pass (1, 3 or 5), whatever the lane width (a state of `w`-byte words serves `8 w` nonces):
+/// every pass loads and stores each trit's `vec2` once and copies its side slots; each
+/// transform also copies the mid-state in (read and write) and writes the counter trits.
+pub(crate) fn bytes_per_nonce(fuse: u32) -> f64 {
+    let len = STATE_LEN as f64;
+    // Bytes per pass of one state, in units of one word (w bytes): 2 halves × (load + store).
+    let pass = |side: f64| 2.0 * 2.0 * (len + side);
+    let passes = match fuse {
+        1 => 81.0 * pass(0.0),
+        5 => 15.0 * pass(21.0) + 2.0 * pass(5.0),
+        _ => 27.0 * pass(5.0),
+    };
+    let setup = 2.0 * 2.0 * len + 2.0 * 42.0;
+    // w bytes per word, 8 w nonces per state: divide by 8.
+    (passes + setup) / 8.0
+}
+
 /// The lane-width prelude of the kernel.
 pub(super) fn prelude(lanes64: bool) -> &'static str {
     if lanes64 {
@@ -54,6 +74,7 @@ pub(super) fn params_bytes(
     stride: u32,
     remaining: u32,
     mwm: u32,
+    transforms: u32,
 ) -> [u8; PARAMS_SIZE as usize] {
     let v: [u32; 8] = [
         base as u32,
@@ -61,7 +82,7 @@ pub(super) fn params_bytes(
         stride,
         remaining,
         mwm,
-        0,
+        transforms,
         0,
         0,
     ];
@@ -165,9 +186,9 @@ mod tests {
 
     #[test]
     fn params_layout() {
-        let b = params_bytes(0x1_0000_0002, 64, 7, 9);
+        let b = params_bytes(0x1_0000_0002, 64, 7, 9, 3);
         let v: &[u32] = bytemuck::cast_slice(&b);
-        assert_eq!(&v[..5], &[2, 1, 64, 7, 9]);
+        assert_eq!(&v[..6], &[2, 1, 64, 7, 9, 3]);
     }
 
     #[test]

@@ -19,8 +19,11 @@
 //! own counters (see [`crate::search`] for the nonce layout).
 //!
 //! Environment: `CURLPOW_WGPU_LANES=32` forces 32-bit lanes (`64` or unset: the default);
-//! `CURLPOW_WGPU_CHECKED=1` compiles the kernel with naga's runtime bounds checks and loop
-//! counters (for debugging; slower).
+//! `CURLPOW_WGPU_TUNING` overrides the [`Tuning`] (e.g. `fuse=3,workgroup=128`, see
+//! [`TUNING_ENV`]); `CURLPOW_GPU_LAUNCH_ITEMS` / `CURLPOW_GPU_LAUNCH_ITERS` force the
+//! invocations and transforms per invocation of every dispatch (otherwise adapted, see
+//! `src/gpu/driver.rs`); `CURLPOW_WGPU_CHECKED=1` compiles the kernel with naga's runtime
+//! bounds checks and loop counters (for debugging; slower).
 //!
 //! Software adapters (lavapipe/llvmpipe, device type `Cpu`) are listed only with
 //! [`DiscoverOptions::include_software`](crate::device::DiscoverOptions); there a shader
@@ -35,7 +38,9 @@ mod tuning;
 #[cfg(all(test, feature = "opencl", feature = "wgpu"))]
 pub(crate) use discover::nvidia_h200_for_tests;
 pub use discover::{discover, discover_wgpu, WgpuDiscovery};
-pub use tuning::{Tuning, LOOP_ITERATIONS_PER_TRANSFORM, MAX_SCRATCH_BYTES, SOFTWARE_LOOP_CAP};
+pub use tuning::{
+    Tuning, LOOP_ITERATIONS_PER_TRANSFORM, MAX_SCRATCH_BYTES, SOFTWARE_LOOP_CAP, TUNING_ENV,
+};
 
 use std::time::Instant;
 
@@ -46,6 +51,7 @@ use crate::curl::STATE_LEN;
 use crate::device::{Device, DeviceInfo, SearchOutcome};
 use crate::error::Error;
 use crate::gpu::{driver, Geometry};
+use crate::launch_stats::{LaunchStats, SearchTiming};
 use crate::search::{CounterRange, SearchJob};
 use context::{Context, OpenSpec};
 
@@ -56,6 +62,9 @@ pub struct WgpuDevice {
     tuning: Tuning,
     counters: Counters,
     ctx: Mutex<Context>,
+    /// Launch shape and build facts, refreshed after every search (read without waiting for a
+    /// search to end).
+    stats: Mutex<LaunchStats>,
 }
 
 impl std::fmt::Debug for WgpuDevice {
@@ -75,6 +84,7 @@ impl WgpuDevice {
         index: usize,
         force32: bool,
         tuning: Tuning,
+        warnings: &mut Vec<String>,
     ) -> Result<Self, Error> {
         let started = Instant::now();
         let ai = adapter.get_info();
@@ -84,12 +94,16 @@ impl WgpuDevice {
         let tuning = tuning.clamped(&adapter.limits(), software, lanes as u64 / 8);
         let geometry = Geometry {
             group: tuning.workgroup_size as usize,
-            per_item: u64::from(tuning.transforms_per_invocation),
+            items_per_state: 1,
             lanes: lanes as u64,
-            initial_items: tuning.workgroup_size as usize,
+            wave_items: tuning::wave_invocations(&ai, software, &tuning) as usize,
             max_items: tuning.max_invocations as usize,
+            max_per_item: u64::from(tuning.transforms_per_invocation),
             target: tuning.target_dispatch,
-        };
+            forced_items: None,
+            forced_per_item: None,
+        }
+        .with_env(warnings);
         let info = discover::device_info(index, &ai, lanes, &tuning, started);
         let ctx = Context::open(OpenSpec {
             adapter: &adapter,
@@ -99,13 +113,42 @@ impl WgpuDevice {
             geometry,
         })?;
         let info = info.with_detail("open_ms", started.elapsed().as_secs_f64() * 1e3);
+        let stats = Self::stats_of(&ctx, tuning.fuse, None);
         Ok(WgpuDevice {
             info,
             lanes,
             tuning,
             counters: Counters::new(1),
             ctx: Mutex::new(ctx),
+            stats: Mutex::new(stats),
         })
+    }
+
+    fn stats_of(ctx: &Context, fuse: u32, last: Option<SearchTiming>) -> LaunchStats {
+        let mut st = ctx.sizer.stats();
+        st.build_ms = Some(ctx.build_ms);
+        st.first_launch_ms = Some(ctx.first_launch_ms);
+        st.bytes_per_nonce = Some(layout::bytes_per_nonce(fuse).round());
+        st.traffic = Some("storage".into());
+        st.last_search = last;
+        st
+    }
+
+    /// Force the invocations and transforms per invocation of this device's dispatches, as
+    /// `CURLPOW_GPU_LAUNCH_ITEMS` / `CURLPOW_GPU_LAUNCH_ITERS` do (`None` leaves that part
+    /// adaptive); the transforms stay within the tuning's maximum (a test hook).
+    pub fn force_launch(&self, invocations: Option<usize>, transforms: Option<u64>) {
+        let mut ctx = self.ctx.lock();
+        let mut g = *ctx.sizer.geometry();
+        g.forced_items = invocations;
+        g.forced_per_item = transforms;
+        ctx.sizer = driver::Sizer::new(g);
+        *self.stats.lock() = Self::stats_of(&ctx, self.tuning.fuse, None);
+    }
+
+    /// Transforms per invocation of the next full dispatch (its length).
+    pub fn dispatch_transforms(&self) -> u64 {
+        self.ctx.lock().sizer.per_item()
     }
 
     /// Nonces per counter (per invocation transform): 64 or 32.
@@ -164,10 +207,16 @@ impl Device for WgpuDevice {
             &self.counters,
         );
         ctx.sizer = sizer;
-        r
+        let (out, timing) = r?;
+        *self.stats.lock() = Self::stats_of(&ctx, self.tuning.fuse, Some(timing));
+        Ok(out)
     }
 
     fn nonces_tried(&self) -> u64 {
         self.counters.sum()
+    }
+
+    fn launch_stats(&self) -> Option<LaunchStats> {
+        Some(self.stats.lock().clone())
     }
 }

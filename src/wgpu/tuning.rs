@@ -16,49 +16,77 @@ pub const SOFTWARE_LOOP_CAP: u32 = 65_535;
 /// the adapter's limits say.
 pub const MAX_SCRATCH_BYTES: u64 = 1 << 30;
 
+/// Environment variable overriding fields of every adapter's [`Tuning`]: comma-separated
+/// `key=value` pairs, keys `workgroup`, `transforms`, `max_invocations`, `fuse`, `target_ms`
+/// (e.g. `CURLPOW_WGPU_TUNING=fuse=3,workgroup=128`).
+pub const TUNING_ENV: &str = "CURLPOW_WGPU_TUNING";
+
 /// Shape of the kernel and its dispatches. The defaults depend on the adapter (software or
-/// GPU); every field can be overridden.
+/// GPU); every field can be overridden ([`TUNING_ENV`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
     /// Invocations per workgroup (`WORKGROUP_SIZE`).
     pub workgroup_size: u32,
-    /// Transforms per invocation per dispatch (`TRANSFORMS`). On software adapters it is
+    /// The most transforms per invocation in one dispatch (`TRANSFORMS`): the launch sizing
+    /// (`src/gpu/driver.rs`) picks each dispatch's length below it. On software adapters it is
     /// clamped so that it stays under llvmpipe's loop cap.
     pub transforms_per_invocation: u32,
     /// The most invocations one dispatch may have (sizes the scratch buffer).
     pub max_invocations: u32,
     /// Rounds per pass over the state (`FUSE`): 1, 3 or 5 (fused wavefronts; others mean 3).
     pub fuse: u32,
-    /// Target wall time of one dispatch (the adaptive sizing aims at it; it bounds the time to
-    /// notice a cancel).
+    /// Target wall time of one dispatch (the length is set to reach it; a hit is seen about
+    /// one dispatch after it happens, and a cancel within one).
     pub target_dispatch: Duration,
 }
 
 impl Tuning {
-    /// Defaults for a software adapter (llvmpipe): one transform per invocation, a few thousand
-    /// invocations, small workgroups (llvmpipe runs one workgroup per thread: 8 invocations
-    /// fill one 256-bit SIMD vector and let several workgroups share the cores).
+    /// Defaults for a software adapter (llvmpipe): up to 7 transforms per invocation (the most
+    /// under its loop cap; the sizing picks the length), a few thousand invocations, small
+    /// workgroups (llvmpipe runs one workgroup per thread: 8 invocations fill one 256-bit SIMD
+    /// vector and let several workgroups share the cores).
     pub fn software() -> Self {
         Tuning {
             workgroup_size: 8,
-            transforms_per_invocation: 1,
+            transforms_per_invocation: 7,
             max_invocations: 4096,
             fuse: 3,
             target_dispatch: Duration::from_millis(25),
         }
     }
 
-    /// Defaults for a GPU: enough invocations to fill a large GPU, several transforms each, five
+    /// Defaults for a GPU: enough invocations to fill a large GPU, up to 64 transforms each, five
     /// fused rounds (a fifth of the memory traffic of single rounds; GPUs have the registers
-    /// for the windows). Reasoned, not yet measured on a real GPU.
+    /// for the windows), 2 ms dispatches. Reasoned, not yet measured on a real GPU.
     pub fn gpu() -> Self {
         Tuning {
             workgroup_size: 64,
-            transforms_per_invocation: 8,
+            transforms_per_invocation: 64,
             max_invocations: 1 << 18,
             fuse: 5,
-            target_dispatch: Duration::from_millis(8),
+            target_dispatch: Duration::from_millis(2),
         }
+    }
+
+    /// This tuning with the overrides of `spec` (the [`TUNING_ENV`] syntax): `Err` names the
+    /// pair that does not parse.
+    pub fn with_overrides(mut self, spec: &str) -> Result<Self, String> {
+        for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || {
+                format!("{TUNING_ENV}: {pair:?} is not key=number (keys workgroup, transforms, max_invocations, fuse, target_ms)")
+            };
+            let (k, v) = pair.split_once('=').ok_or_else(bad)?;
+            let n: u32 = v.trim().parse().map_err(|_| bad())?;
+            match k.trim() {
+                "workgroup" => self.workgroup_size = n,
+                "transforms" => self.transforms_per_invocation = n,
+                "max_invocations" => self.max_invocations = n,
+                "fuse" => self.fuse = n,
+                "target_ms" => self.target_dispatch = Duration::from_millis(u64::from(n)),
+                _ => return Err(bad()),
+            }
+        }
+        Ok(self)
     }
 
     pub(super) fn for_adapter(software: bool) -> Self {
@@ -104,6 +132,35 @@ impl Tuning {
     }
 }
 
+/// The invocations of one full wave, reasoned (wgpu has no occupancy query and no count of
+/// compute units): a large discrete GPU holds 64 K to 270 K resident invocations (an H200: 132
+/// SMs × up to 2048), an integrated one a few thousand; a software adapter runs one workgroup
+/// per CPU thread. The sizing grows from here while nonces per second rise (up to the scratch
+/// buffer's cap).
+pub(super) fn wave_invocations(ai: &wgpu::AdapterInfo, software: bool, t: &Tuning) -> u32 {
+    let wg = t.workgroup_size.max(1);
+    let guess = if software {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u32;
+        threads * wg
+    } else {
+        match ai.device_type {
+            wgpu::DeviceType::DiscreteGpu => 65_536,
+            wgpu::DeviceType::IntegratedGpu => 4_096,
+            _ => 16_384,
+        }
+    };
+    guess.clamp(wg, t.max_invocations.max(wg))
+}
+
+/// `CURLPOW_WGPU_TUNING` applied to `t` (unset: `t`); a value that does not parse is a warning
+/// and leaves `t`.
+pub(super) fn tuning_env(t: Tuning) -> Result<Tuning, String> {
+    match std::env::var(TUNING_ENV) {
+        Ok(v) if !v.trim().is_empty() => t.with_overrides(&v),
+        _ => Ok(t),
+    }
+}
+
 /// Scratch bytes of one invocation's state.
 pub(super) fn slot_bytes(word: u64) -> u64 {
     SLOTS as u64 * 2 * word
@@ -135,6 +192,25 @@ mod tests {
         };
         let c = big.clamped(&limits, true, 8);
         assert!(c.transforms_per_invocation * LOOP_ITERATIONS_PER_TRANSFORM < SOFTWARE_LOOP_CAP);
+    }
+
+    #[test]
+    fn overrides_parse_and_say_what_is_wrong() {
+        let t = Tuning::gpu()
+            .with_overrides("fuse=3, workgroup=128,target_ms=5")
+            .unwrap();
+        assert_eq!((t.fuse, t.workgroup_size), (3, 128));
+        assert_eq!(t.target_dispatch, Duration::from_millis(5));
+        assert_eq!(
+            t.transforms_per_invocation,
+            Tuning::gpu().transforms_per_invocation
+        );
+        assert!(Tuning::gpu()
+            .with_overrides("fuse")
+            .unwrap_err()
+            .contains("\"fuse\""));
+        assert!(Tuning::gpu().with_overrides("speed=9").is_err());
+        assert_eq!(Tuning::gpu().with_overrides("").unwrap(), Tuning::gpu());
     }
 
     #[test]

@@ -5,9 +5,12 @@
 use curlpow::Transaction;
 use serde_json::Value;
 
-/// A JSON file of `tests/vectors/`.
+/// A JSON file of `tests/vectors/` (under `CURLPOW_TEST_ROOT` when set: a test binary carried
+/// to another machine, as `scripts/gpu-check.sh` does, finds the repository there).
 pub fn vectors(name: &str) -> Value {
-    let path = format!("{}/tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    let root = std::env::var("CURLPOW_TEST_ROOT")
+        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string());
+    let path = format!("{root}/tests/vectors/{name}");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -204,15 +207,7 @@ pub fn device_search_valid(
     range: curlpow::device::CounterRange,
 ) -> Transaction {
     use std::time::{Duration, Instant};
-    let label = format!(
-        "{} ({})",
-        dev.info().id,
-        dev.info()
-            .details
-            .get("kernel")
-            .map(|k| k.to_string())
-            .unwrap_or_default()
-    );
+    let label = format!("{} ({})", dev.info().id, dev.info().kernel);
     let job = curlpow::device::SearchJob::new(tx, mwm).unwrap();
     let ctl =
         curlpow::device::SearchControl::new(None, Some(Instant::now() + Duration::from_secs(300)));

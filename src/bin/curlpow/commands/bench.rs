@@ -19,6 +19,13 @@ pub struct BenchArgs {
     /// One JSON object per line.
     #[arg(long)]
     json: bool,
+    /// Instead of the rate: this many whole PoWs at --mwm on each device, their latency split
+    /// into mid-state, launches, read-back and host check (for scripts/gpu-check.sh).
+    #[arg(long, hide = true)]
+    latency_pows: Option<usize>,
+    /// The MWM of --latency-pows.
+    #[arg(long, hide = true, default_value_t = 14)]
+    mwm: usize,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -34,6 +41,13 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let devices = engine.select(&selection);
     if devices.is_empty() {
         return Err(UsageError("no device matches the selection".into()).into());
+    }
+    if let Some(n) = a.latency_pows {
+        for info in devices {
+            let r = engine.bench_latency(&info.id, a.mwm, n.max(1))?;
+            println!("{}", serde_json::to_string(&r)?);
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     for info in devices {
         let r = engine.bench(&info.id, a.seconds)?;

@@ -6,13 +6,17 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::engine_args::{build_engine, EngineArgs};
-use crate::output::Stdout;
+use crate::output::{errln, Stdout};
 
 #[derive(Args)]
 pub struct DevicesArgs {
     /// JSON array of objects.
     #[arg(long)]
     json: bool,
+    /// Compile every GPU device's kernel first, so that build times, registers and spills
+    /// (where the driver tells) appear under `details.launch`.
+    #[arg(long)]
+    prepare: bool,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -24,6 +28,15 @@ pub fn run(a: DevicesArgs) -> Result<ExitCode> {
     let checked = ea.check()?;
     let mut out = Stdout::open()?;
     let (engine, _) = build_engine(&ea, &checked)?;
+    if a.prepare {
+        for d in engine.device_report() {
+            if d.info.backend != curlpow::Backend::Cpu {
+                if let Err(e) = engine.prepare_device(&d.info.id) {
+                    errln!("curlpow: {}: {e}", d.info.id);
+                }
+            }
+        }
+    }
     let list = engine.device_report();
     if a.json {
         out.line(serde_json::to_string_pretty(&list)?)?;
