@@ -204,12 +204,13 @@ async fn handle(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
+    if declared.is_some_and(|n| n > (limit + DRAIN_BYTES) as u64) {
+        // Too long to be worth reading: answer at once; the connection closes after it.
         return ("none", Err(ApiError::bad(REQUEST_TOO_LONG)));
     }
-    let body = match axum::body::to_bytes(req.into_body(), limit).await {
+    let body = match read_body(req.into_body(), limit).await {
         Ok(b) => b,
-        Err(_) => return ("none", Err(ApiError::bad(REQUEST_TOO_LONG))),
+        Err(()) => return ("none", Err(ApiError::bad(REQUEST_TOO_LONG))),
     };
     let json: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
@@ -248,6 +249,51 @@ async fn handle(
         Command::GetNodeInfo => Ok(node_info(app, started)),
     };
     (cmd.name(), r)
+}
+
+/// How many bytes past `--max-body-length` the server reads and throws away before it answers
+/// "Request too long". A client that writes its whole body before reading (most do) then reads
+/// the 400 instead of a reset connection; bodies longer still are refused unread.
+const DRAIN_BYTES: usize = 8 << 20;
+/// How long reading past the limit may take.
+const DRAIN_TIME: Duration = Duration::from_secs(10);
+
+/// The body if it is at most `limit` bytes. Past the limit, reads on and discards up to
+/// [`DRAIN_BYTES`] more for at most [`DRAIN_TIME`], then `Err`: memory stays bounded by `limit`.
+async fn read_body(mut body: axum::body::Body, limit: usize) -> Result<Vec<u8>, ()> {
+    use axum::body::{Bytes, HttpBody};
+    use std::pin::Pin;
+    /// The next data chunk; `None` at the end of the body or when the client went away.
+    async fn next(body: &mut axum::body::Body) -> Option<Bytes> {
+        loop {
+            let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await;
+            match frame {
+                Some(Ok(f)) => match f.into_data() {
+                    Ok(data) => return Some(data),
+                    Err(_) => continue, // trailers
+                },
+                _ => return None,
+            }
+        }
+    }
+    let mut buf = Vec::new();
+    while let Some(data) = next(&mut body).await {
+        if buf.len() + data.len() > limit {
+            let mut past = buf.len() + data.len() - limit;
+            let drain = async {
+                while past <= DRAIN_BYTES {
+                    match next(&mut body).await {
+                        Some(d) => past += d.len(),
+                        None => return,
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(DRAIN_TIME, drain).await;
+            return Err(());
+        }
+        buf.extend_from_slice(&data);
+    }
+    Ok(buf)
 }
 
 fn node_info(app: &App, started: Instant) -> Response {
