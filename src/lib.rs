@@ -34,6 +34,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod attach;
 #[doc(hidden)]
 pub mod bitslice;
 mod control;
@@ -55,6 +56,8 @@ pub mod opencl;
 mod registry;
 #[doc(hidden)]
 pub mod search;
+#[cfg(feature = "server")]
+pub mod server;
 mod transaction;
 mod trinary;
 #[cfg(feature = "wgpu")]
@@ -63,6 +66,7 @@ pub mod wgpu;
 #[doc(hidden)]
 pub mod xorshift;
 
+pub use attach::{Attached, Hash, MAX_TIMESTAMP};
 pub use control::CancelToken;
 pub use cpu::CpuKernel;
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};

@@ -172,6 +172,32 @@ impl SearchJob {
         })
     }
 
+    /// Prepare a search from a *prefix state*: the sponge state after absorbing blocks 0..30
+    /// of `tx` (trits `0..PREFIX_TRITS`, everything before the trunk; [`prefix_state`]). Only
+    /// blocks 30 and 31 (trunk and branch) are absorbed here, so a chain of searches whose
+    /// trunk depends on the previous result (attachToTangle) pays 2 transforms per step, not
+    /// 32. `prefix` must be `prefix_state` of a transaction with the same trits
+    /// `0..PREFIX_TRITS` as `tx`; [`SearchJob::verify`] still checks every hit on the host.
+    pub(crate) fn from_prefix(
+        tx: &Transaction,
+        mwm: usize,
+        prefix: &[Trit; STATE_LEN],
+    ) -> Result<Self, Error> {
+        check_mwm(mwm)?;
+        let mut state = *prefix;
+        for block in tx.trits()[PREFIX_TRITS..LAST_BLOCK].chunks_exact(HASH_LEN) {
+            state[..HASH_LEN].copy_from_slice(block);
+            crate::midstate::transform(&mut state);
+        }
+        state[..HASH_LEN].copy_from_slice(&tx.trits()[LAST_BLOCK..]);
+        state[NONCE_OFFSET..HASH_LEN].fill(0);
+        Ok(SearchJob {
+            tx: tx.clone(),
+            mwm,
+            state,
+        })
+    }
+
     /// The minimum weight magnitude.
     pub fn mwm(&self) -> usize {
         self.mwm
@@ -204,6 +230,15 @@ impl SearchJob {
         tx.set_field(crate::Field::Nonce, &nonce).expect("81 trits");
         Some(tx)
     }
+}
+
+/// Trits absorbed into a [`prefix_state`]: blocks 0..30, everything before the trunk field.
+pub(crate) const PREFIX_TRITS: usize = 30 * HASH_LEN;
+
+/// The sponge state after absorbing blocks 0..30 of `tx`: what no attachToTangle step changes
+/// (trunk, branch, tag, timestamps and nonce all lie in blocks 30..33).
+pub(crate) fn prefix_state(tx: &Transaction) -> [Trit; STATE_LEN] {
+    crate::midstate::absorb(&tx.trits()[..PREFIX_TRITS])
 }
 
 /// Check a minimum weight magnitude (0..=243).

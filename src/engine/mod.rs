@@ -149,6 +149,27 @@ impl Engine {
         self.search(&job, opts, started, deadline)
     }
 
+    /// [`pow_with`](Self::pow_with) on a prepared job (attachToTangle builds its jobs from a
+    /// prefix state); `opts.mwm` is the job's.
+    pub(crate) fn pow_job(
+        &self,
+        job: Arc<SearchJob>,
+        opts: &PowOptions,
+    ) -> Result<PowResult, Error> {
+        let started = Instant::now();
+        let deadline = opts.deadline_from(started);
+        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Err(Error::Cancelled { nonces: 0 });
+        }
+        if deadline.is_some_and(|d| started >= d) {
+            return Err(Error::Timeout {
+                elapsed: Duration::ZERO,
+                nonces: 0,
+            });
+        }
+        self.search(&job, opts, started, deadline)
+    }
+
     /// Lease, run, verify, retry: the search of a prepared job.
     fn search(
         &self,

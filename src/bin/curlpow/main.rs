@@ -35,6 +35,10 @@ enum Cmd {
     Bench(commands::bench::BenchArgs),
     /// List every device of every compiled backend.
     Devices(commands::devices::DevicesArgs),
+    /// IRI's attachToTangle offline: chain a bundle (one transaction a line) to two tips.
+    Attach(commands::attach::AttachArgs),
+    /// Serve IRI's attachToTangle API over HTTP (remote PoW for wallets and nodes).
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +50,8 @@ fn main() -> ExitCode {
         Cmd::Verify(a) => commands::hash::run_verify(a),
         Cmd::Bench(a) => commands::bench::run(a),
         Cmd::Devices(a) => commands::devices::run(a),
+        Cmd::Attach(a) => commands::attach::run(a),
+        Cmd::Serve(a) => commands::serve::run(a),
     };
     match r {
         Ok(code) => code,

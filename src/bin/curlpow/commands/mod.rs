@@ -1,6 +1,8 @@
 //! One file per subcommand.
 
+pub mod attach;
 pub mod bench;
 pub mod devices;
 pub mod hash;
 pub mod pow;
+pub mod serve;
