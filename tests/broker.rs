@@ -527,6 +527,19 @@ fn the_worker_reconnects_after_a_broker_restart_and_the_jobs_complete() {
     // Replies go to a durable queue, so those published before the restart survive it.
     amqp.durable_queue(&reply_queue);
     let w = Proc::worker(&queue, "w-restart", &[]);
+    // The serve side too: the engine's remote devices, before and after the restart.
+    let mut cfg = RemoteConfig::new(url.parse::<BrokerUrl>().unwrap());
+    cfg.queue = queue.clone();
+    cfg.slots = 1;
+    let remote = Engine::builder()
+        .threads(1)
+        .backends(&[])
+        .add_device(remote_devices(cfg).unwrap().remove(0))
+        .build()
+        .unwrap();
+    let opts = PowOptions::mwm(8).timeout(Duration::from_secs(60));
+    let tx = common::random_tx(450);
+    common::assert_valid_pow(&tx, &remote.pow_with(&tx, &opts).unwrap().transaction, 8);
     let reply_to: ShortString = reply_queue.as_str().into();
     let jobs = publish_jobs(&amqp, &queue, &reply_to, 10, 11, 400);
     let mut replies = amqp.consume(&reply_queue);
@@ -563,6 +576,8 @@ fn the_worker_reconnects_after_a_broker_restart_and_the_jobs_complete() {
     wait_until(Duration::from_secs(30), "a second connection", || {
         w.lines_with("consuming") >= 2
     });
+    let tx = common::random_tx(451);
+    common::assert_valid_pow(&tx, &remote.pow_with(&tx, &opts).unwrap().transaction, 8);
     assert!(w.lines_with("broker unavailable") >= 1, "{:?}", w.log());
 }
 
@@ -625,6 +640,55 @@ fn serve_with_a_broker_attaches_through_a_worker() {
         .collect();
     attach_check::check(&request, &trunk, &branch, 9, before..=after, &out).unwrap();
     assert_eq!(serve.lines_with("connected to the broker"), 1);
+}
+
+#[test]
+fn a_quorum_queue_the_operator_declared_is_used_as_it_is() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("quorum");
+    let mut args = lapin::types::FieldTable::default();
+    args.insert(
+        "x-queue-type".into(),
+        AMQPValue::LongString("quorum".into()),
+    );
+    let durable = lapin::options::QueueDeclareOptions {
+        durable: true,
+        ..Default::default()
+    };
+    amqp.block_on(amqp.ch.queue_declare(queue.as_str().into(), durable, args))
+        .expect("a quorum queue");
+    amqp.delete_on_drop(&queue);
+    let _w = Proc::worker(&queue, "w-quorum", &[]);
+    let callback = amqp.dcurl_callback_queue();
+    let mut replies = amqp.consume(callback.as_str());
+    let tx = common::random_tx(700);
+    amqp.publish(
+        &queue,
+        &format_request(&tx, 9),
+        props_with_id(&callback, "q"),
+    );
+    check_reply(
+        &tx,
+        9,
+        &amqp.next(&mut replies, Duration::from_secs(60)).unwrap(),
+    );
+    // The serve side declares it the same way.
+    let mut cfg = RemoteConfig::new(broker_url().parse::<BrokerUrl>().unwrap());
+    cfg.queue = queue.clone();
+    cfg.slots = 1;
+    let remote = Engine::builder()
+        .threads(1)
+        .backends(&[])
+        .add_device(remote_devices(cfg).unwrap().remove(0))
+        .build()
+        .unwrap();
+    let tx = common::random_tx(701);
+    let opts = PowOptions::mwm(9).timeout(Duration::from_secs(60));
+    common::assert_valid_pow(&tx, &remote.pow_with(&tx, &opts).unwrap().transaction, 9);
 }
 
 /// A fake worker in this process: answers each request on `queue` with `answer(tx, mwm)`.

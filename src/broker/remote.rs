@@ -5,8 +5,8 @@
 //! returns `slots` devices sharing it: each is one PoW in flight on the queue, so the engine's
 //! registry leases them like any device (one search each at a time) and the server's admission
 //! sizes itself by them. A search publishes the transaction and MWM in dcurl's format, with a
-//! `correlation_id` and `reply_to` = this connection's exclusive callback queue, and waits for
-//! the reply until the search's deadline or cancel. It returns the reply's nonce trits
+//! `correlation_id` and `reply_to` = its slot's exclusive callback queue, and waits for the
+//! reply until the search's deadline or cancel. It returns the reply's nonce trits
 //! ([`Found::Nonce`]); **the engine checks them on the host** like any device's answer: a wrong
 //! nonce, a reply that changed the transaction elsewhere, or an error reply is a fault, and the
 //! search is retried on another device.
@@ -19,9 +19,7 @@
 //! longer than [`RemoteConfig::connect_wait`], searches fail at once (a fault), so the engine
 //! can fall back to local devices (`serve --broker --local`).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -135,7 +133,6 @@ pub fn remote_devices(config: RemoteConfig) -> Result<Vec<Arc<dyn Device>>, Brok
         config: config.clone(),
         queue,
         session: session_rx,
-        pending: Mutex::new(HashMap::new()),
         next_id: AtomicU64::new(0),
         tag: process_tag(),
     });
@@ -161,6 +158,7 @@ pub fn remote_devices(config: RemoteConfig) -> Result<Vec<Arc<dyn Device>>, Brok
                 .with_detail("broker", config.url.masked())
                 .with_detail("queue", config.queue.clone()),
                 client: client.clone(),
+                replies: Mutex::new(None),
                 nonces: AtomicU64::new(0),
             }) as Arc<dyn Device>
         })
@@ -174,33 +172,16 @@ enum Link {
     Down { since: Instant, error: String },
 }
 
-/// One connection's channel and callback queue.
+/// One connection and its publishing channel (confirms on).
 struct Session {
     channel: Channel,
-    reply_queue: ShortString,
     generation: u64,
-}
-
-/// What a waiting search hears about its request.
-enum Event {
-    /// The broker confirmed the request (`Ok`), refused it (`Refused`), or the channel broke
-    /// before it answered (`Lost`: publish again once reconnected).
-    Published(Result<(), Publish>),
-    /// The reply.
-    Reply(Box<Delivery>),
-}
-
-enum Publish {
-    Refused(String),
-    Lost(String),
 }
 
 struct Shared {
     config: RemoteConfig,
     queue: ShortString,
     session: watch::Receiver<Link>,
-    /// Correlation id → the search waiting for it (written once per search, never in a loop).
-    pending: Mutex<HashMap<String, mpsc::SyncSender<Event>>>,
     next_id: AtomicU64,
     tag: String,
 }
@@ -227,7 +208,7 @@ impl Client {
     }
 }
 
-/// Connect, serve replies, reconnect with backoff, until stopped.
+/// Connect, watch the connection, reconnect with backoff, until stopped.
 async fn maintain(shared: Arc<Shared>, link: watch::Sender<Link>, mut stop: watch::Receiver<bool>) {
     let cfg = &shared.config;
     let mut backoff = Backoff::new(cfg.reconnect_min, cfg.reconnect_max);
@@ -239,30 +220,31 @@ async fn maintain(shared: Arc<Shared>, link: watch::Sender<Link>, mut stop: watc
             _ = stop.changed() => return,
         };
         let error = match opened {
-            Ok((conn, channel, reply_queue, mut replies)) => {
+            Ok((conn, channel)) => {
                 generation += 1;
                 backoff.reset();
-                tracing::info!(broker = %cfg.url, queue = %shared.queue, %reply_queue, "connected to the broker");
+                tracing::info!(broker = %cfg.url, queue = %shared.queue, "connected to the broker");
                 let _ = link.send(Link::Up(Arc::new(Session {
-                    channel,
-                    reply_queue,
+                    channel: channel.clone(),
                     generation,
                 })));
-                let error = loop {
+                // lapin notices a dead connection (heartbeats, a closed socket, a broker that
+                // closes it) and marks it; searches notice their own errors at once.
+                loop {
                     tokio::select! {
                         _ = stop.changed() => {
                             let _ = conn.close(200, "curlpow serve stopping".into()).await;
                             return;
                         }
-                        d = replies.next() => match d {
-                            Some(Ok(d)) => deliver(&shared, d),
-                            Some(Err(e)) => break e.to_string(),
-                            None => break "the broker cancelled the reply consumer".to_string(),
-                        },
+                        _ = tokio::time::sleep(Duration::from_millis(100)) => {}
                     }
-                };
+                    if !conn.status().connected() || !channel.status().connected() {
+                        break;
+                    }
+                }
                 down_since = Instant::now();
-                error
+                let _ = conn.close(320, "reconnecting".into()).await;
+                "the connection was lost".to_string()
             }
             Err(e) => e.to_string(),
         };
@@ -279,11 +261,9 @@ async fn maintain(shared: Arc<Shared>, link: watch::Sender<Link>, mut stop: watc
     }
 }
 
-/// A connection, its publishing channel with confirms on, the request queue declared (unless
-/// it exists), and a consumer on a fresh exclusive callback queue.
-async fn open(
-    shared: &Shared,
-) -> Result<(Connection, Channel, ShortString, lapin::Consumer), BrokerError> {
+/// A connection and its publishing channel with confirms on, the request queue declared
+/// (unless it exists with other arguments).
+async fn open(shared: &Shared) -> Result<(Connection, Channel), BrokerError> {
     let url = &shared.config.url;
     let err = |e: lapin::Error| url.err(e);
     let conn = connect(url, &format!("curlpow serve {}", shared.tag)).await?;
@@ -292,67 +272,64 @@ async fn open(
     ch.confirm_select(ConfirmSelectOptions::default())
         .await
         .map_err(err)?;
+    Ok((conn, ch))
+}
+
+/// A slot's own exclusive callback queue and its consumer, on one connection.
+struct Replies {
+    generation: u64,
+    queue: ShortString,
+    consumer: lapin::Consumer,
+}
+
+async fn open_replies(session: &Session) -> lapin::Result<Replies> {
     let callback = QueueDeclareOptions {
         exclusive: true,
         auto_delete: true,
         ..Default::default()
     };
-    let reply_queue = ch
+    let queue = session
+        .channel
         .queue_declare(ShortString::default(), callback, FieldTable::default())
-        .await
-        .map_err(err)?
+        .await?
         .name()
         .clone();
     let consume = BasicConsumeOptions {
         no_ack: true,
         ..Default::default()
     };
-    let replies = ch
+    let consumer = session
+        .channel
         .basic_consume(
-            reply_queue.clone(),
+            queue.clone(),
             ShortString::default(),
             consume,
             FieldTable::default(),
         )
-        .await
-        .map_err(err)?;
-    Ok((conn, ch, reply_queue, replies))
+        .await?;
+    Ok(Replies {
+        generation: session.generation,
+        queue,
+        consumer,
+    })
 }
 
-/// Hand a reply to the search waiting for it; a reply nobody waits for (a search that stopped,
-/// a duplicate after a redelivery) is dropped.
-fn deliver(shared: &Shared, d: Delivery) {
-    let Some(id) = d
-        .properties
-        .correlation_id()
-        .as_ref()
-        .map(|c| c.to_string())
-    else {
-        tracing::debug!("a reply without a correlation id; dropped");
-        return;
-    };
-    if let Some(waiter) = shared.pending.lock().get(&id) {
-        let _ = waiter.try_send(Event::Reply(Box::new(d)));
-    }
-}
-
-/// One PoW in flight on the queue at a time (see the module notes).
+/// One PoW in flight on the queue at a time (see the module notes). The search runs on the
+/// engine's thread, which drives the broker futures itself (`Handle::block_on`): the reply
+/// wakes it directly, with no hop through another thread.
 struct RemoteDevice {
     info: DeviceInfo,
     client: Arc<Client>,
+    /// This slot's callback queue (one search per device at a time: never contended).
+    replies: Mutex<Option<Replies>>,
     nonces: AtomicU64,
 }
 
-/// Removes a search's entry from the pending map however it ends.
-struct Pending<'a> {
-    shared: &'a Shared,
-    id: String,
-}
-
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        self.shared.pending.lock().remove(&self.id);
-    }
+/// What one wait for the broker brought.
+enum Event {
+    Reply(Option<lapin::Result<Delivery>>),
+    Confirm(lapin::Result<Confirmation>),
+    Tick,
 }
 
 impl RemoteDevice {
@@ -387,53 +364,6 @@ impl RemoteDevice {
             }
             std::thread::sleep(POLL);
         }
-    }
-
-    /// Publish the request on `session`; the confirm (or its failure) arrives as an event.
-    fn publish(
-        &self,
-        session: &Arc<Session>,
-        id: &str,
-        body: Arc<Vec<u8>>,
-        ctl: &SearchControl,
-        events: mpsc::SyncSender<Event>,
-    ) {
-        let shared = &self.client.shared;
-        let mut props = BasicProperties::default()
-            .with_content_type("text/plain".into())
-            .with_reply_to(session.reply_queue.clone())
-            .with_correlation_id(id.into());
-        if let Some(d) = ctl.deadline() {
-            let ms = d
-                .saturating_duration_since(Instant::now())
-                .as_millis()
-                .max(1);
-            props = props.with_expiration(ms.to_string().into());
-        }
-        let (ch, queue) = (session.channel.clone(), shared.queue.clone());
-        self.client.handle().spawn(async move {
-            let opts = BasicPublishOptions {
-                mandatory: true,
-                immediate: false,
-            };
-            let r = match ch
-                .basic_publish(ShortString::default(), queue.clone(), opts, &body, props)
-                .await
-            {
-                Ok(confirm) => match confirm.await {
-                    Ok(Confirmation::Nack(_)) => {
-                        Err(Publish::Refused("the broker refused the request".into()))
-                    }
-                    Ok(Confirmation::Ack(Some(_))) => Err(Publish::Refused(format!(
-                        "the request could not be routed: no queue {queue}"
-                    ))),
-                    Ok(_) => Ok(()),
-                    Err(e) => Err(Publish::Lost(e.to_string())),
-                },
-                Err(e) => Err(Publish::Lost(e.to_string())),
-            };
-            let _ = events.try_send(Event::Published(r));
-        });
     }
 
     /// A worker's reply as nonce trits, or the fault it is.
@@ -506,47 +436,117 @@ impl Device for RemoteDevice {
         ctl: &SearchControl,
     ) -> Result<NonceOutcome, Error> {
         let shared = &self.client.shared;
+        let rt = self.client.handle();
         let id = format!(
             "{}-{}",
             shared.tag,
             shared.next_id.fetch_add(1, Ordering::Relaxed)
         );
-        // Room for the confirm and the reply of each attempt, plus stragglers.
-        let (events_tx, events) = mpsc::sync_channel(8);
-        shared.pending.lock().insert(id.clone(), events_tx.clone());
-        let _pending = Pending {
-            shared,
-            id: id.clone(),
-        };
-        let body = Arc::new(protocol::format_request(job.transaction(), job.mwm()));
+        let body = protocol::format_request(job.transaction(), job.mwm());
         let stopped = NonceOutcome {
             found: None,
             nonces: 0,
         };
+        let mut slot = self.replies.lock();
         'attempt: loop {
             let Some(session) = self.session(ctl)? else {
                 return Ok(stopped);
             };
-            self.publish(&session, &id, body.clone(), ctl, events_tx.clone());
-            loop {
-                match events.recv_timeout(POLL) {
-                    Ok(Event::Reply(d)) => {
-                        let (nonce, nonces) = self.decode(job, &d)?;
-                        self.nonces.fetch_add(nonces, Ordering::Relaxed);
-                        return Ok(NonceOutcome {
-                            found: Some(Found::Nonce(nonce)),
-                            nonces,
-                        });
-                    }
-                    Ok(Event::Published(Ok(()))) => {}
-                    Ok(Event::Published(Err(Publish::Refused(m)))) => return Err(self.fault(m)),
-                    Ok(Event::Published(Err(Publish::Lost(m)))) => {
-                        tracing::debug!(%id, "publishing failed ({m}); again once reconnected");
+            // A callback queue lives as long as its connection: open one per connection.
+            if slot
+                .as_ref()
+                .is_none_or(|r| r.generation != session.generation)
+            {
+                match rt.block_on(open_replies(&session)) {
+                    Ok(r) => *slot = Some(r),
+                    Err(e) => {
+                        tracing::debug!(
+                            "opening a callback queue failed ({e}); again once reconnected"
+                        );
+                        *slot = None;
                         wait_for_change(shared, session.generation, ctl);
                         continue 'attempt;
                     }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(mpsc::RecvTimeoutError::Disconnected) => continue 'attempt,
+                }
+            }
+            let replies = slot.as_mut().expect("opened above");
+            let mut props = BasicProperties::default()
+                .with_content_type("text/plain".into())
+                .with_reply_to(replies.queue.clone())
+                .with_correlation_id(id.as_str().into());
+            if let Some(d) = ctl.deadline() {
+                let ms = d
+                    .saturating_duration_since(Instant::now())
+                    .as_millis()
+                    .max(1);
+                props = props.with_expiration(ms.to_string().into());
+            }
+            let opts = BasicPublishOptions {
+                mandatory: true,
+                immediate: false,
+            };
+            let publish = session.channel.basic_publish(
+                ShortString::default(),
+                shared.queue.clone(),
+                opts,
+                &body,
+                props,
+            );
+            let mut confirm = match rt.block_on(publish) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    tracing::debug!(%id, "publishing failed ({e}); again once reconnected");
+                    wait_for_change(shared, session.generation, ctl);
+                    continue 'attempt;
+                }
+            };
+            loop {
+                let event = rt.block_on(async {
+                    tokio::select! {
+                        d = replies.consumer.next() => Event::Reply(d),
+                        c = async { confirm.as_mut().expect("guarded").await }, if confirm.is_some() => Event::Confirm(c),
+                        _ = tokio::time::sleep(POLL) => Event::Tick,
+                    }
+                });
+                match event {
+                    Event::Reply(Some(Ok(d))) => {
+                        let ours = d
+                            .properties
+                            .correlation_id()
+                            .as_ref()
+                            .is_some_and(|c| c.as_str() == id);
+                        if ours {
+                            let (nonce, nonces) = self.decode(job, &d)?;
+                            self.nonces.fetch_add(nonces, Ordering::Relaxed);
+                            return Ok(NonceOutcome {
+                                found: Some(Found::Nonce(nonce)),
+                                nonces,
+                            });
+                        }
+                        // A late reply to an earlier search of this slot that stopped, or a
+                        // duplicate after a redelivery: not this search's.
+                    }
+                    Event::Reply(_) => {
+                        *slot = None;
+                        wait_for_change(shared, session.generation, ctl);
+                        continue 'attempt;
+                    }
+                    Event::Confirm(Ok(Confirmation::Nack(_))) => {
+                        return Err(self.fault("the broker refused the request"))
+                    }
+                    Event::Confirm(Ok(Confirmation::Ack(Some(_)))) => {
+                        return Err(self.fault(format!(
+                            "the request could not be routed: no queue {}",
+                            shared.queue
+                        )))
+                    }
+                    Event::Confirm(Ok(_)) => confirm = None,
+                    Event::Confirm(Err(e)) => {
+                        tracing::debug!(%id, "the request's confirm failed ({e}); again once reconnected");
+                        wait_for_change(shared, session.generation, ctl);
+                        continue 'attempt;
+                    }
+                    Event::Tick => {}
                 }
                 if ctl.should_stop() {
                     return Ok(stopped);
