@@ -565,9 +565,13 @@ impl Device for RemoteDevice {
     }
 }
 
-/// Wait until the connection is no longer generation `generation` (or the search stops).
+/// After a failure on connection `generation`: wait until the connection is replaced (the
+/// usual case: it died), the search stops, or a second has passed (the connection stayed up:
+/// try again on it, without spinning).
 fn wait_for_change(shared: &Shared, generation: u64, ctl: &SearchControl) {
+    let t0 = Instant::now();
     while !ctl.should_stop()
+        && t0.elapsed() < Duration::from_secs(1)
         && matches!(&*shared.session.borrow(), Link::Up(s) if s.generation == generation)
     {
         std::thread::sleep(POLL);
