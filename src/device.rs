@@ -1,6 +1,7 @@
 //! The one interface every backend implements, and what a device says about itself: all a
 //! device of your own needs ([`Device`], [`DeviceInfo`], the [`SearchJob`] it is given with its
-//! [`CounterRange`] and [`SearchControl`], the [`Hit`] it returns).
+//! [`CounterRange`] and [`SearchControl`], the [`Hit`] it returns; or, for a device that fills
+//! the nonce its own way such as a remote worker, [`Device::search_nonce`] and [`Found`]).
 //!
 //! # The nonce layout
 //! The nonce is trits 162..243 of the last 243-trit block. Every backend fills it the same way,
@@ -20,7 +21,8 @@ use serde::Serialize;
 
 pub use crate::control::SearchControl;
 use crate::error::Error;
-pub use crate::search::{CounterRange, Hit, SearchJob};
+pub use crate::search::{CounterRange, Hit, SearchJob, NONCE_TRITS};
+use crate::trinary::Trit;
 
 /// A compute backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -212,6 +214,38 @@ pub struct SearchOutcome {
     pub nonces: u64,
 }
 
+/// What a device found: a hit in the crate's nonce layout (every built-in backend), or nonce
+/// trits of its own (a remote worker, which may fill the nonce any way it likes). Either is
+/// checked on the host ([`SearchJob::verify_found`]) before it is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// A counter and a lane (see the nonce layout above).
+    Hit(Hit),
+    /// The 81 nonce trits (the last 81 of the transaction).
+    Nonce([Trit; NONCE_TRITS]),
+}
+
+/// The result of [`Device::search_nonce`]: [`SearchOutcome`] for a device whose answer may be
+/// raw nonce trits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NonceOutcome {
+    /// What the device found, or `None` when the search stopped (found elsewhere, cancelled,
+    /// deadline).
+    pub found: Option<Found>,
+    /// Nonces tried by this device in this search (an estimate where the device cannot count
+    /// them, such as a remote worker that does not say).
+    pub nonces: u64,
+}
+
+impl From<SearchOutcome> for NonceOutcome {
+    fn from(o: SearchOutcome) -> Self {
+        NonceOutcome {
+            found: o.hit.map(Found::Hit),
+            nonces: o.nonces,
+        }
+    }
+}
+
 /// A device that can run the bit-sliced search. Implemented by every backend; public so that
 /// tests and embedders can plug in their own (e.g. a device that fails on purpose).
 pub trait Device: Send + Sync {
@@ -228,6 +262,18 @@ pub trait Device: Send + Sync {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error>;
+
+    /// [`search`](Self::search) for a device whose answer need not follow the crate's nonce
+    /// layout (a remote worker returns whole nonces): the engine calls this one. The default
+    /// calls `search`. What it returns is checked on the host like a hit; the same rules apply.
+    fn search_nonce(
+        &self,
+        job: &SearchJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<NonceOutcome, Error> {
+        self.search(job, range, ctl).map(NonceOutcome::from)
+    }
 
     /// Nonces tried on this device over its life (summed on read from per-worker counters).
     fn nonces_tried(&self) -> u64;

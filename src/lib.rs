@@ -39,6 +39,8 @@
 pub mod attach;
 #[doc(hidden)]
 pub mod bitslice;
+#[cfg(feature = "broker")]
+pub mod broker;
 mod control;
 pub mod cpu;
 mod curl;

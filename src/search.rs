@@ -49,12 +49,30 @@ pub fn counter_trits(n: u64) -> [Trit; 42] {
     t
 }
 
+/// Trits in a nonce.
+pub const NONCE_TRITS: usize = HASH_LEN - NONCE_OFFSET;
+
 /// The 81 nonce trits of lane `lane` at counter `n`.
-pub fn nonce_trits(lane: usize, n: u64) -> [Trit; 81] {
-    let mut t = [0; 81];
+pub fn nonce_trits(lane: usize, n: u64) -> [Trit; NONCE_TRITS] {
+    let mut t = [0; NONCE_TRITS];
     t[..6].copy_from_slice(&lane_trits(lane));
     t[6..48].copy_from_slice(&counter_trits(n));
     t
+}
+
+/// The hit whose nonce these trits are, if they follow the layout (a lane, a counter, zeros):
+/// the inverse of [`nonce_trits`].
+pub fn hit_of_nonce(nonce: &[Trit; NONCE_TRITS]) -> Option<Hit> {
+    if nonce[48..].iter().any(|&t| t != 0) || nonce.iter().any(|t| !(-1..=1).contains(t)) {
+        return None;
+    }
+    let lane = trinary::read_balanced(&nonce[..6]) + 364;
+    let counter = trinary::read_balanced(&nonce[6..48]);
+    let hit = Hit {
+        lane: usize::try_from(lane).ok().filter(|&l| l < MAX_LANES)?,
+        counter: u64::try_from(counter).ok()?,
+    };
+    (nonce_trits(hit.lane, hit.counter) == *nonce).then_some(hit)
 }
 
 /// The counter trits of a running search, incremented in place (balanced-ternary `+1`) so a
@@ -242,16 +260,33 @@ impl SearchJob {
         if hit.lane >= MAX_LANES {
             return None;
         }
-        let nonce = nonce_trits(hit.lane, hit.counter);
+        self.verify_nonce(&nonce_trits(hit.lane, hit.counter))
+    }
+
+    /// The host check of any 81 nonce trits (a remote worker's answer, which need not follow
+    /// the crate's nonce layout): the transaction with this nonce, if its hash really ends in
+    /// `mwm` zero trits. `None` also for a value that is not a trit.
+    pub fn verify_nonce(&self, nonce: &[Trit; NONCE_TRITS]) -> Option<Transaction> {
+        if nonce.iter().any(|t| !(-1..=1).contains(t)) {
+            return None;
+        }
         let mut p = self.planes;
-        p.set_limbs(NONCE_LIMB, &nonce);
+        p.set_limbs(NONCE_LIMB, nonce);
         PlanesKernel::detect().run(&mut p);
         if p.rate_trailing_zeros() < self.mwm {
             return None;
         }
         let mut tx = self.tx.clone();
-        tx.set_field(crate::Field::Nonce, &nonce).expect("81 trits");
+        tx.set_field(crate::Field::Nonce, nonce).expect("81 trits");
         Some(tx)
+    }
+
+    /// The host check of what a device found, whichever form it has.
+    pub fn verify_found(&self, found: &crate::device::Found) -> Option<Transaction> {
+        match found {
+            crate::device::Found::Hit(hit) => self.verify(*hit),
+            crate::device::Found::Nonce(nonce) => self.verify_nonce(nonce),
+        }
     }
 }
 
@@ -301,6 +336,20 @@ mod tests {
                 assert_eq!(*c.trits(), counter_trits(c.value()));
             }
         }
+    }
+
+    #[test]
+    fn a_nonce_in_the_layout_decodes_to_its_hit() {
+        for (lane, counter) in [(0, 0), (728, u64::MAX), (364, 1 << 40), (5, 77)] {
+            let hit = Hit { lane, counter };
+            assert_eq!(hit_of_nonce(&nonce_trits(lane, counter)), Some(hit));
+        }
+        let mut off_layout = nonce_trits(3, 9);
+        off_layout[80] = 1;
+        assert_eq!(hit_of_nonce(&off_layout), None);
+        let mut negative = [0; NONCE_TRITS];
+        negative[47] = -1;
+        assert_eq!(hit_of_nonce(&negative), None);
     }
 
     #[test]

@@ -317,11 +317,11 @@ impl Engine {
         }
         let _in_flight = reg.enter(i);
         let t0 = Instant::now();
-        let r = slot.device.search(job, range, ctl);
+        let r = slot.device.search_nonce(job, range, ctl);
         let busy = t0.elapsed();
         match r {
             Err(e) => fault(e, busy, 0),
-            Ok(out) => match out.hit.map(|h| job.verify(h)) {
+            Ok(out) => match out.found.map(|f| job.verify_found(&f)) {
                 Some(Some(tx)) => {
                     // Only a verified hit stops the others, and only the first one counts: two
                     // devices of a latency-mode search may both hit before either sees the flag.

@@ -2,8 +2,11 @@
 //! ([`EngineArgs::check`]: names, bounds, environment variables, nothing discovered), then the
 //! engine they describe, built only when there is work ([`build_engine`]).
 
+use std::sync::Arc;
+
 use anyhow::Result;
 use clap::Args;
+use curlpow::device::Device;
 use curlpow::{Backend, CpuKernel, Engine, Selection};
 
 use crate::exit::UsageError;
@@ -142,6 +145,18 @@ fn check_device_id(flag: &str, id: &str) -> Result<(), UsageError> {
 
 /// Build the engine the checked arguments describe, and the selection they make.
 pub fn build_engine(a: &EngineArgs, c: &Checked) -> Result<(Engine, Selection)> {
+    build_engine_with(a, c, Vec::new(), true)
+}
+
+/// [`build_engine`] with `extra` devices beside this host's (remote workers, `serve --broker`);
+/// with `local` false, this host's own devices are left out of the engine's device list (its
+/// CPU pool still exists, one thread unless `--threads` says otherwise, and runs nothing).
+pub fn build_engine_with(
+    a: &EngineArgs,
+    c: &Checked,
+    extra: Vec<Arc<dyn Device>>,
+    local: bool,
+) -> Result<(Engine, Selection)> {
     let mut b = Engine::builder().pin_threads(a.pin);
     if let Some(n) = c.threads {
         b = b.threads(n);
@@ -182,11 +197,25 @@ pub fn build_engine(a: &EngineArgs, c: &Checked) -> Result<(Engine, Selection)> 
         }
         b = b.backends(&discover);
     }
-    let sel = Selection {
+    let has_extra = !extra.is_empty();
+    for d in extra {
+        b = b.add_device(d);
+    }
+    if !local {
+        b = b.backends(&[]);
+        if c.threads.is_none() {
+            b = b.threads(1);
+        }
+    }
+    let mut sel = Selection {
         backends,
         devices: a.device.clone(),
         exclude: a.exclude.clone(),
     };
+    // `--backend` picks among this host's devices; the extra ones stay allowed beside them.
+    if has_extra && !sel.backends.is_empty() {
+        sel.backends.push(Backend::Custom);
+    }
     let mut engine = b.clone().build()?;
     // `--backend opencl` (or wgpu) on a host whose only driver of that API is a software one
     // (PoCL, lavapipe) asks for that driver: look again with software drivers allowed.

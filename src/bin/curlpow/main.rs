@@ -43,6 +43,8 @@ enum Cmd {
     Attach(commands::attach::AttachArgs),
     /// Serve IRI's attachToTangle API over HTTP (remote PoW for wallets and nodes).
     Serve(commands::serve::ServeArgs),
+    /// Do PoW for a RabbitMQ queue in dcurl's remote protocol (scale-out behind `serve --broker`).
+    Worker(commands::worker::WorkerArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Cmd::Devices(a) => commands::devices::run(a),
         Cmd::Attach(a) => commands::attach::run(a),
         Cmd::Serve(a) => commands::serve::run(a),
+        Cmd::Worker(a) => commands::worker::run(a),
     };
     match r {
         Ok(code) => code,

@@ -6,3 +6,4 @@ pub mod devices;
 pub mod hash;
 pub mod pow;
 pub mod serve;
+pub mod worker;

@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use curlpow::broker::{remote_devices, BrokerUrl, RemoteConfig};
 use curlpow::server::{Config, Credentials, Server, ServerError};
 use curlpow::{Engine, PowOptions, Selection};
 
-use crate::engine_args::{build_engine, EngineArgs};
+use crate::engine_args::{build_engine, build_engine_with, EngineArgs};
 use crate::exit::UsageError;
+use crate::output::errln;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -55,6 +57,21 @@ pub struct ServeArgs {
     /// Log level: error, warn, info, debug, trace (RUST_LOG overrides).
     #[arg(long, default_value = "info")]
     log: String,
+    /// Send the PoW to workers (`curlpow worker`, dcurl's) through this RabbitMQ broker:
+    /// amqp://user:password@host:5672/%2f. Or set CURLPOW_BROKER (keeps the password out of
+    /// `ps`). See docs/scale-out.md.
+    #[arg(long, env = "CURLPOW_BROKER")]
+    broker: Option<String>,
+    /// With --broker: also use this host's own devices (each search goes where it is expected
+    /// to finish first; a broker that cannot be reached falls back to them).
+    #[arg(long, requires = "broker")]
+    local: bool,
+    /// With --broker: the queue the requests go to.
+    #[arg(long, default_value = curlpow::broker::DEFAULT_QUEUE)]
+    broker_queue: String,
+    /// With --broker: PoWs in flight on the queue at once (each one a device of the engine).
+    #[arg(long, default_value_t = 8)]
+    broker_slots: usize,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -67,10 +84,34 @@ fn seconds(flag: &str, v: f64) -> Result<Duration, UsageError> {
     }
 }
 
-/// The engine the server runs on: the one place a future option (remote workers) adds devices.
+/// The engine the server runs on: this host's devices, or with `--broker` devices that send
+/// each search to the queue (and with `--local` both).
 fn engine_for(a: &ServeArgs) -> Result<(Engine, Selection)> {
     let checked = a.engine.check()?;
-    build_engine(&a.engine, &checked)
+    let Some(url) = &a.broker else {
+        return build_engine(&a.engine, &checked);
+    };
+    if a.latency {
+        return Err(UsageError(
+            "--latency with --broker would send every search once per broker slot".into(),
+        )
+        .into());
+    }
+    if !a.local && (!a.engine.backend.is_empty() || !a.engine.device.is_empty()) {
+        return Err(UsageError(
+            "--backend and --device pick this host's devices: add --local to use them beside the broker"
+                .into(),
+        )
+        .into());
+    }
+    let url: BrokerUrl = url
+        .parse()
+        .map_err(|e: curlpow::broker::BrokerError| UsageError(e.to_string()))?;
+    let mut remote = RemoteConfig::new(url);
+    remote.queue = a.broker_queue.clone();
+    remote.slots = a.broker_slots;
+    let devices = remote_devices(remote).map_err(|e| UsageError(e.to_string()))?;
+    build_engine_with(&a.engine, &checked, devices, a.local)
 }
 
 fn credentials(a: &ServeArgs) -> Result<Option<Credentials>> {
@@ -95,7 +136,7 @@ fn warn_if_readable_by_others(path: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
     if let Ok(m) = std::fs::metadata(path) {
         if m.permissions().mode() & 0o077 != 0 {
-            eprintln!(
+            errln!(
                 "curlpow: warning: {} is readable by other users (chmod 600 it)",
                 path.display()
             );
@@ -106,7 +147,7 @@ fn warn_if_readable_by_others(path: &std::path::Path) {
 #[cfg(not(unix))]
 fn warn_if_readable_by_others(_: &std::path::Path) {}
 
-fn init_logging(level: &str) -> Result<()> {
+pub fn init_logging(level: &str) -> Result<()> {
     use tracing_subscriber::EnvFilter;
     let filter = match std::env::var("RUST_LOG") {
         Ok(v) if !v.is_empty() => EnvFilter::try_new(v).context("RUST_LOG")?,
@@ -155,14 +196,14 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
         ServerError::Config(m) => anyhow::Error::new(UsageError(m)),
         e => anyhow::Error::new(e),
     })?;
-    eprintln!(
+    errln!(
         "curlpow: listening on http://{}{}",
         server.local_addr(),
         if auth { " (HTTP Basic auth on)" } else { "" }
     );
     let sig = server.wait_for_signal();
-    eprintln!("curlpow: {sig}: shutting down (attaches in flight have {grace:?} to finish)");
+    errln!("curlpow: {sig}: shutting down (attaches in flight have {grace:?} to finish)");
     server.shutdown()?;
-    eprintln!("curlpow: stopped");
+    errln!("curlpow: stopped");
     Ok(ExitCode::SUCCESS)
 }

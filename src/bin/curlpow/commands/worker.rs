@@ -1,0 +1,102 @@
+//! `curlpow worker`: PoW for a RabbitMQ queue in dcurl's remote protocol, the scale-out half of
+//! `curlpow serve --broker` (see docs/scale-out.md).
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+use curlpow::broker::{BrokerError, BrokerUrl, Worker, WorkerConfig, DEFAULT_QUEUE};
+use curlpow::PowOptions;
+
+use super::serve::init_logging;
+use crate::engine_args::{build_engine, EngineArgs};
+use crate::exit::UsageError;
+use crate::output::errln;
+
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// The broker: amqp://user:password@host:5672/%2f (%2f is the vhost /; amqps:// with the
+    /// broker-tls feature). Or set CURLPOW_BROKER (keeps the password out of `ps`).
+    #[arg(long, env = "CURLPOW_BROKER")]
+    broker: String,
+    /// The request queue (declared durable if it does not exist).
+    #[arg(long, default_value = DEFAULT_QUEUE)]
+    queue: String,
+    /// Requests held unacknowledged at once [default: the devices in use, one per slot].
+    #[arg(long)]
+    prefetch: Option<u16>,
+    /// Highest MWM accepted; a request over it gets an error reply and is dropped.
+    #[arg(long, default_value_t = 14)]
+    max_mwm: usize,
+    /// Seconds the jobs in flight may finish after SIGTERM/SIGINT; the rest go back to the
+    /// queue.
+    #[arg(long, default_value_t = 30.0)]
+    shutdown_grace: f64,
+    /// This worker's name, in the replies (header x-curlpow-worker) and logs [default:
+    /// HOST:PID].
+    #[arg(long)]
+    name: Option<String>,
+    /// Log level: error, warn, info, debug, trace (RUST_LOG overrides).
+    #[arg(long, default_value = "info")]
+    log: String,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+pub fn run(a: WorkerArgs) -> Result<ExitCode> {
+    // Every option first, before logging starts or a device or the broker is touched.
+    let checked = a.engine.check()?;
+    if a.max_mwm > 243 {
+        return Err(
+            UsageError(format!("--max-mwm {} is out of range (0..=243)", a.max_mwm)).into(),
+        );
+    }
+    let url: BrokerUrl = a
+        .broker
+        .parse()
+        .map_err(|e: BrokerError| UsageError(e.to_string()))?;
+    if !(a.shutdown_grace.is_finite() && a.shutdown_grace >= 0.0) {
+        return Err(UsageError(format!(
+            "--shutdown-grace {} is not a number of seconds",
+            a.shutdown_grace
+        ))
+        .into());
+    }
+    init_logging(&a.log)?;
+    let (engine, selection) = build_engine(&a.engine, &checked)?;
+    let slots = engine.select(&selection).len().max(1);
+    let mut config = WorkerConfig::new(url);
+    config.queue = a.queue;
+    config.prefetch = Some(
+        a.prefetch
+            .unwrap_or(u16::try_from(slots).unwrap_or(u16::MAX)),
+    );
+    config.max_mwm = a.max_mwm;
+    config.shutdown_grace = std::time::Duration::from_secs_f64(a.shutdown_grace.min(1e9));
+    if let Some(name) = a.name {
+        config.name = name;
+    }
+    config.pow = PowOptions::default().selection(selection);
+    let (name, queue, broker, grace) = (
+        config.name.clone(),
+        config.queue.clone(),
+        config.url.to_string(),
+        config.shutdown_grace,
+    );
+    let mut worker = Worker::start(engine, config).map_err(|e| UsageError(e.to_string()))?;
+    errln!(
+        "curlpow: worker {name}: queue {queue} on {broker}, prefetch {}",
+        worker.prefetch()
+    );
+    let sig = worker.wait_for_signal();
+    errln!("curlpow: {sig}: draining (jobs in flight have {grace:?} to finish)");
+    let stats = worker.shutdown();
+    errln!(
+        "curlpow: stopped ({} answered, {} rejected, {} requeued, {} connections)",
+        stats.done,
+        stats.rejected,
+        stats.requeued,
+        stats.connections
+    );
+    Ok(ExitCode::SUCCESS)
+}

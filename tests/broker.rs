@@ -1,0 +1,846 @@
+//! Scale-out over a real RabbitMQ on loopback: `curlpow worker` (the real binary) answering a
+//! client that publishes exactly as dcurl's does, load shared by two workers, a worker killed
+//! mid-job, a broker restart, malformed requests, and `curlpow serve --broker` end to end; plus
+//! the remote device in the library (a lying worker is a fault, an unreachable broker falls
+//! back to local devices).
+//!
+//! Every test uses its own queues (`incoming_queue-test-<pid>-<n>-…`) and deletes them. With no
+//! broker the tests print `SKIPPED:` and pass, unless `CURLPOW_REQUIRE_BROKER=1` (CI). The broker
+//! restart test stops and starts the local broker's application with `rabbitmqctl`, so it runs
+//! alone (the others hold a shared lock it takes exclusively).
+
+mod attach_check;
+mod broker_client;
+mod common;
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
+
+use broker_client::{broker_available, broker_url, dcurl_properties, header, header_str, Amqp};
+use curlpow::broker::protocol::{
+    format_request, ERROR_TYPE, HEADER_ERROR, HEADER_NONCES, HEADER_REDELIVERED, HEADER_WORKER,
+};
+use curlpow::broker::{remote_devices, BrokerUrl, RemoteConfig};
+use curlpow::{Backend, Engine, PowOptions, Transaction};
+use lapin::types::{AMQPValue, ShortString};
+use lapin::BasicProperties;
+use serde_json::{json, Value};
+
+/// Shared by every broker test; the restart test takes it exclusively.
+static BROKER: RwLock<()> = RwLock::new(());
+
+fn shared_broker() -> RwLockReadGuard<'static, ()> {
+    BROKER.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn exclusive_broker() -> RwLockWriteGuard<'static, ()> {
+    BROKER.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running child process whose stderr is collected; killed on drop.
+struct Proc {
+    child: Child,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Proc {
+    /// Start `curlpow ARGS` and wait (up to 60 s) for a stderr line containing `ready`.
+    fn start(args: &[&str], ready: &str) -> (Proc, String) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_curlpow"))
+            .args(args)
+            .env_remove("RUST_LOG")
+            .env_remove("CURLPOW_BROKER")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start curlpow");
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let (log2, ready) = (log.clone(), ready.to_string());
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains(&ready) {
+                    let _ = tx.send(line.clone());
+                }
+                log2.lock().unwrap().push(line);
+            }
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!("no {args:?} ready line; stderr: {:?}", log.lock().unwrap())
+            });
+        (Proc { child, log }, line)
+    }
+
+    /// `curlpow worker` on `queue`, one CPU thread, named `name`; waits until it consumes.
+    fn worker(queue: &str, name: &str, extra: &[&str]) -> Proc {
+        let url = broker_url();
+        let mut args = vec![
+            "worker",
+            "--broker",
+            &url,
+            "--queue",
+            queue,
+            "--name",
+            name,
+            "--backend",
+            "cpu",
+            "--threads",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        Proc::start(&args, "consuming").0
+    }
+
+    fn lines_with(&self, s: &str) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(s))
+            .count()
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill {sig}");
+    }
+
+    fn wait_exit(&mut self, within: Duration) -> std::process::ExitStatus {
+        let t0 = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < within,
+                "still running after {within:?}; log: {:?}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Wait until `f()` holds, up to `within`.
+fn wait_until(within: Duration, what: &str, f: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(
+            t0.elapsed() < within,
+            "timed out after {within:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Correlation-id properties with `reply_to` (what a newer client sends).
+fn props_with_id(reply_to: &ShortString, id: &str) -> BasicProperties {
+    dcurl_properties(reply_to).with_correlation_id(id.into())
+}
+
+/// The reply to a request for `input` at `mwm`: exactly 2673 trytes, only the nonce changed,
+/// the weight reached.
+fn check_reply(input: &Transaction, mwm: usize, d: &lapin::message::Delivery) -> Transaction {
+    assert_eq!(d.data.len(), 2673, "reply body of {} bytes", d.data.len());
+    let out: Transaction = std::str::from_utf8(&d.data).unwrap().parse().unwrap();
+    common::assert_valid_pow(input, &out, mwm);
+    out
+}
+
+#[test]
+fn a_dcurl_client_gets_valid_pow_from_the_worker() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("dcurl");
+    amqp.durable_queue(&queue);
+    let _w = Proc::worker(&queue, "w-dcurl", &[]);
+    // Exactly as dcurl's client: a fresh exclusive callback queue per call, the body
+    // trytes + MWM, text/plain, persistent, reply_to, no correlation id.
+    for (seed, mwm) in [(1, 9), (2, 9), (3, 12)] {
+        let tx = common::random_tx(seed);
+        let callback = amqp.dcurl_callback_queue();
+        let mut replies = amqp.consume(callback.as_str());
+        let body = format_request(&tx, mwm);
+        assert_eq!(body.len(), 2673 + mwm.to_string().len());
+        amqp.publish(&queue, &body, dcurl_properties(&callback));
+        let d = amqp
+            .next(&mut replies, Duration::from_secs(60))
+            .expect("a reply within 60 s");
+        check_reply(&tx, mwm, &d);
+        assert_eq!(d.properties.correlation_id(), &None);
+        assert_eq!(
+            d.properties.content_type().as_ref().map(|c| c.as_str()),
+            Some("text/plain")
+        );
+    }
+    assert_eq!(amqp.ready(&queue), 0);
+}
+
+#[test]
+fn the_reply_carries_the_correlation_id_the_worker_and_its_count() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("corr");
+    amqp.durable_queue(&queue);
+    let _w = Proc::worker(&queue, "w-corr", &[]);
+    let callback = amqp.dcurl_callback_queue();
+    let mut replies = amqp.consume(callback.as_str());
+    let tx = common::random_tx(11);
+    amqp.publish(
+        &queue,
+        &format_request(&tx, 8),
+        props_with_id(&callback, "job-42"),
+    );
+    let d = amqp.next(&mut replies, Duration::from_secs(60)).unwrap();
+    check_reply(&tx, 8, &d);
+    assert_eq!(
+        d.properties.correlation_id().as_ref().map(|c| c.as_str()),
+        Some("job-42")
+    );
+    assert_eq!(header_str(&d, HEADER_WORKER).as_deref(), Some("w-corr"));
+    assert!(matches!(header(&d, HEADER_NONCES), Some(AMQPValue::LongLongInt(n)) if n > 0));
+    assert_eq!(
+        header(&d, HEADER_REDELIVERED),
+        Some(AMQPValue::Boolean(false))
+    );
+}
+
+#[test]
+fn malformed_requests_get_an_error_reply_and_are_not_retried() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("bad");
+    amqp.durable_queue(&queue);
+    let w = Proc::worker(&queue, "w-bad", &["--max-mwm", "14"]);
+    let callback = amqp.dcurl_callback_queue();
+    let mut replies = amqp.consume(callback.as_str());
+    let good = format_request(&common::random_tx(21), 9);
+    let with = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = good.clone();
+        f(&mut b);
+        b
+    };
+    let trytes = &good[..2673];
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("short", good[..100].to_vec(), "request of 100 bytes"),
+        ("empty", Vec::new(), "request of 0 bytes"),
+        ("bad tryte", with(&|b| b[5] = b'a'), "column 6"),
+        (
+            "over max",
+            [trytes, b"15"].concat(),
+            "over this worker's limit of 14",
+        ),
+        ("out of range", [trytes, b"244"].concat(), "out of range"),
+        (
+            "not decimal",
+            [trytes, b"1x"].concat(),
+            "not a decimal number",
+        ),
+        (
+            "too long",
+            [trytes, b"0009"].concat(),
+            "request of 2677 bytes",
+        ),
+    ];
+    for (name, body, _) in &cases {
+        amqp.publish(&queue, body, props_with_id(&callback, name));
+    }
+    // And one with nowhere to reply: rejected, no reply.
+    amqp.publish(&queue, &good[..10], BasicProperties::default());
+    let mut seen = HashMap::new();
+    while seen.len() < cases.len() {
+        let d = amqp
+            .next(&mut replies, Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("error replies so far: {:?}", seen.keys()));
+        let id = d.properties.correlation_id().as_ref().unwrap().to_string();
+        assert_eq!(
+            d.properties.kind().as_ref().map(|k| k.as_str()),
+            Some(ERROR_TYPE)
+        );
+        // Padded so dcurl's client, which copies 2673 bytes of any reply, stays in bounds.
+        assert_eq!(d.data.len(), 2673);
+        seen.insert(id, header_str(&d, HEADER_ERROR).expect("the reason header"));
+    }
+    for (name, _, words) in &cases {
+        let reason = &seen[*name];
+        assert!(reason.contains(words), "{name}: {reason:?} lacks {words:?}");
+    }
+    // Rejected once each, never requeued: nothing comes back, the queue is empty, and a good
+    // request behind them is answered.
+    wait_until(Duration::from_secs(10), "8 rejections", || {
+        w.lines_with("rejected a request") == 8
+    });
+    amqp.publish(&queue, &good, props_with_id(&callback, "good"));
+    let d = amqp.next(&mut replies, Duration::from_secs(60)).unwrap();
+    assert_eq!(
+        d.properties.correlation_id().as_ref().unwrap().as_str(),
+        "good"
+    );
+    check_reply(&common::random_tx(21), 9, &d);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(w.lines_with("rejected a request"), 8, "{:?}", w.log());
+    assert_eq!(amqp.ready(&queue), 0);
+}
+
+/// Publish `n` jobs with ids `job-0..n` at `mwm`; returns the inputs by id.
+fn publish_jobs(
+    amqp: &Amqp,
+    queue: &str,
+    reply_to: &ShortString,
+    n: u64,
+    mwm: usize,
+    seed: u64,
+) -> HashMap<String, Transaction> {
+    (0..n)
+        .map(|k| {
+            let id = format!("job-{k}");
+            let tx = common::random_tx(seed + k);
+            amqp.publish(
+                queue,
+                &format_request(&tx, mwm),
+                props_with_id(reply_to, &id),
+            );
+            (id, tx)
+        })
+        .collect()
+}
+
+/// Collect replies until every job has one, counting those in `answered` already; every reply
+/// is checked, duplicates included (at-least-once: a job may be answered twice).
+fn collect(
+    amqp: &Amqp,
+    replies: &mut lapin::Consumer,
+    jobs: &HashMap<String, Transaction>,
+    mwm: usize,
+    answered: &mut HashSet<String>,
+    within: Duration,
+) -> Vec<lapin::message::Delivery> {
+    let t0 = Instant::now();
+    let mut got = Vec::new();
+    while answered.len() < jobs.len() {
+        let left = within.saturating_sub(t0.elapsed());
+        let d = amqp.next(replies, left).unwrap_or_else(|| {
+            panic!(
+                "{} of {} jobs answered within {within:?}",
+                answered.len(),
+                jobs.len()
+            )
+        });
+        let id = d.properties.correlation_id().as_ref().unwrap().to_string();
+        let input = jobs
+            .get(&id)
+            .unwrap_or_else(|| panic!("a reply to no job: {id}"));
+        check_reply(input, mwm, &d);
+        answered.insert(id);
+        got.push(d);
+    }
+    got
+}
+
+#[test]
+fn two_workers_on_one_queue_share_the_load() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("share");
+    amqp.durable_queue(&queue);
+    let _a = Proc::worker(&queue, "share-a", &[]);
+    let _b = Proc::worker(&queue, "share-b", &[]);
+    let callback = amqp.dcurl_callback_queue();
+    let mut replies = amqp.consume(callback.as_str());
+    let jobs = publish_jobs(&amqp, &queue, &callback, 16, 10, 100);
+    let got = collect(
+        &amqp,
+        &mut replies,
+        &jobs,
+        10,
+        &mut HashSet::new(),
+        Duration::from_secs(120),
+    );
+    let mut by_worker: HashMap<String, usize> = HashMap::new();
+    for d in &got {
+        *by_worker
+            .entry(header_str(d, HEADER_WORKER).unwrap())
+            .or_default() += 1;
+    }
+    assert!(
+        by_worker.get("share-a").is_some_and(|&n| n > 0)
+            && by_worker.get("share-b").is_some_and(|&n| n > 0),
+        "both workers answer: {by_worker:?}"
+    );
+}
+
+#[test]
+fn a_worker_killed_mid_job_loses_no_job() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("kill");
+    amqp.durable_queue(&queue);
+    // Worker a holds three jobs at a time; it is killed (SIGKILL: no drain, no goodbye) once it
+    // has answered one, so it dies holding the others unacknowledged.
+    let a = Proc::worker(&queue, "kill-a", &["--prefetch", "3"]);
+    let callback = amqp.dcurl_callback_queue();
+    let mut replies = amqp.consume(callback.as_str());
+    let jobs = publish_jobs(&amqp, &queue, &callback, 12, 12, 200);
+    let first = amqp.next(&mut replies, Duration::from_secs(120)).unwrap();
+    a.signal("-KILL");
+    drop(a);
+    let b = Proc::worker(&queue, "kill-b", &[]);
+    let first_id = first
+        .properties
+        .correlation_id()
+        .as_ref()
+        .unwrap()
+        .to_string();
+    check_reply(&jobs[&first_id], 12, &first);
+    let mut answered = HashSet::from([first_id]);
+    let got = collect(
+        &amqp,
+        &mut replies,
+        &jobs,
+        12,
+        &mut answered,
+        Duration::from_secs(180),
+    );
+    let redelivered = got
+        .iter()
+        .filter(|d| header(d, HEADER_REDELIVERED) == Some(AMQPValue::Boolean(true)))
+        .count();
+    assert!(
+        redelivered >= 1,
+        "the jobs the killed worker held come back redelivered; log of b: {:?}",
+        b.log()
+    );
+    assert_eq!(amqp.ready(&queue), 0);
+}
+
+#[test]
+fn sigterm_drains_the_job_in_flight_then_exits_0() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("term");
+    amqp.durable_queue(&queue);
+    let mut w = Proc::worker(&queue, "w-term", &[]);
+    let callback = amqp.dcurl_callback_queue();
+    let mut replies = amqp.consume(callback.as_str());
+    let jobs = publish_jobs(&amqp, &queue, &callback, 3, 13, 300);
+    // Once the worker holds a job (nothing ready but two), ask it to stop.
+    wait_until(Duration::from_secs(30), "the worker to take a job", || {
+        amqp.ready(&queue) <= 2
+    });
+    w.signal("-TERM");
+    let status = w.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "exit {status:?}; log {:?}", w.log());
+    assert_eq!(w.lines_with("draining jobs="), 1, "{:?}", w.log());
+    // What it held was answered (or, had it not started, is back in the queue): nothing lost.
+    let mut answered = HashSet::new();
+    while let Some(d) = amqp.next(&mut replies, Duration::from_millis(500)) {
+        let id = d.properties.correlation_id().as_ref().unwrap().to_string();
+        check_reply(&jobs[&id], 13, &d);
+        answered.insert(id);
+    }
+    assert!(!answered.is_empty(), "the job in flight was finished");
+    assert_eq!(answered.len() as u32 + amqp.ready(&queue), 3);
+}
+
+/// `rabbitmqctl` with a bounded wait; `None` if it cannot be run.
+fn rabbitmqctl(args: &[&str]) -> Option<bool> {
+    let mut child = Command::new("rabbitmqctl")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().ok()? {
+            return Some(s.success());
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            return Some(false);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_worker_reconnects_after_a_broker_restart_and_the_jobs_complete() {
+    let _g = exclusive_broker();
+    if !broker_available() {
+        return;
+    }
+    if rabbitmqctl(&["-q", "status"]) != Some(true) {
+        assert!(
+            std::env::var("CURLPOW_REQUIRE_BROKER").map_or(true, |v| v != "1"),
+            "CURLPOW_REQUIRE_BROKER=1, but rabbitmqctl cannot control the local broker"
+        );
+        eprintln!(
+            "SKIPPED: rabbitmqctl cannot control the broker (run as root, or as the rabbitmq user)"
+        );
+        return;
+    }
+    let url = broker_url();
+    let queue = broker_client::unique_queue("restart");
+    let reply_queue = broker_client::unique_queue("restart-replies");
+    let mut amqp = Amqp::connect(&url).unwrap();
+    amqp.durable_queue(&queue);
+    // Replies go to a durable queue, so those published before the restart survive it.
+    amqp.durable_queue(&reply_queue);
+    let w = Proc::worker(&queue, "w-restart", &[]);
+    // The serve side too: the engine's remote devices, before and after the restart.
+    let mut cfg = RemoteConfig::new(url.parse::<BrokerUrl>().unwrap());
+    cfg.queue = queue.clone();
+    cfg.slots = 1;
+    let remote = Engine::builder()
+        .threads(1)
+        .backends(&[])
+        .add_device(remote_devices(cfg).unwrap().remove(0))
+        .build()
+        .unwrap();
+    let opts = PowOptions::mwm(8).timeout(Duration::from_secs(60));
+    let tx = common::random_tx(450);
+    common::assert_valid_pow(&tx, &remote.pow_with(&tx, &opts).unwrap().transaction, 8);
+    let reply_to: ShortString = reply_queue.as_str().into();
+    let jobs = publish_jobs(&amqp, &queue, &reply_to, 10, 11, 400);
+    let mut replies = amqp.consume(&reply_queue);
+    let first = amqp.next(&mut replies, Duration::from_secs(120)).unwrap();
+    let mut answered = HashSet::new();
+    answered.insert(
+        first
+            .properties
+            .correlation_id()
+            .as_ref()
+            .unwrap()
+            .to_string(),
+    );
+    drop(replies);
+    amqp.keep_queues(); // deleted by the connection opened after the restart
+    assert_eq!(rabbitmqctl(&["-q", "stop_app"]), Some(true), "stop_app");
+    std::thread::sleep(Duration::from_secs(1));
+    let started = rabbitmqctl(&["-q", "start_app"]);
+    let _ = rabbitmqctl(&["-q", "await_startup"]);
+    assert_eq!(started, Some(true), "start_app");
+    drop(amqp);
+    let mut amqp = Amqp::connect_retrying(&url, Duration::from_secs(60));
+    amqp.delete_on_drop(&queue);
+    amqp.delete_on_drop(&reply_queue);
+    let mut replies = amqp.consume(&reply_queue);
+    collect(
+        &amqp,
+        &mut replies,
+        &jobs,
+        11,
+        &mut answered,
+        Duration::from_secs(180),
+    );
+    wait_until(Duration::from_secs(30), "a second connection", || {
+        w.lines_with("consuming") >= 2
+    });
+    let tx = common::random_tx(451);
+    common::assert_valid_pow(&tx, &remote.pow_with(&tx, &opts).unwrap().transaction, 8);
+    assert!(w.lines_with("broker unavailable") >= 1, "{:?}", w.log());
+}
+
+#[test]
+fn serve_with_a_broker_attaches_through_a_worker() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("serve");
+    amqp.durable_queue(&queue);
+    let _w = Proc::worker(&queue, "w-serve", &[]);
+    let url = broker_url();
+    let (serve, line) = Proc::start(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--broker",
+            &url,
+            "--broker-queue",
+            &queue,
+            "--broker-slots",
+            "2",
+        ],
+        "listening on http://",
+    );
+    let addr = line.split("listening on http://").nth(1).unwrap().trim();
+    let (trunk, branch, request) = attach_check::iota_js_bundle();
+    let body = json!({
+        "command": "attachToTangle",
+        "trunkTransaction": trunk.to_trytes(),
+        "branchTransaction": branch.to_trytes(),
+        "minWeightMagnitude": 9,
+        "trytes": request.iter().map(|t| t.to_trytes()).collect::<Vec<_>>(),
+    })
+    .to_string();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(120)))
+        .build()
+        .into();
+    let before = attach_check::now_ms();
+    let mut resp = agent
+        .post(format!("http://{addr}/"))
+        .header("Content-Type", "application/json")
+        .header("X-IOTA-API-Version", "1")
+        .send(&body)
+        .expect("an answer");
+    let after = attach_check::now_ms();
+    let status = resp.status().as_u16();
+    let v: Value = serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap();
+    assert_eq!(status, 200, "{v}; serve log {:?}", serve.log());
+    let out: Vec<Transaction> = v["trytes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().parse().unwrap())
+        .collect();
+    attach_check::check(&request, &trunk, &branch, 9, before..=after, &out).unwrap();
+    assert_eq!(serve.lines_with("connected to the broker"), 1);
+}
+
+#[test]
+fn a_quorum_queue_the_operator_declared_is_used_as_it_is() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("quorum");
+    let mut args = lapin::types::FieldTable::default();
+    args.insert(
+        "x-queue-type".into(),
+        AMQPValue::LongString("quorum".into()),
+    );
+    let durable = lapin::options::QueueDeclareOptions {
+        durable: true,
+        ..Default::default()
+    };
+    amqp.block_on(amqp.ch.queue_declare(queue.as_str().into(), durable, args))
+        .expect("a quorum queue");
+    amqp.delete_on_drop(&queue);
+    let _w = Proc::worker(&queue, "w-quorum", &[]);
+    let callback = amqp.dcurl_callback_queue();
+    let mut replies = amqp.consume(callback.as_str());
+    let tx = common::random_tx(700);
+    amqp.publish(
+        &queue,
+        &format_request(&tx, 9),
+        props_with_id(&callback, "q"),
+    );
+    check_reply(
+        &tx,
+        9,
+        &amqp.next(&mut replies, Duration::from_secs(60)).unwrap(),
+    );
+    // The serve side declares it the same way.
+    let mut cfg = RemoteConfig::new(broker_url().parse::<BrokerUrl>().unwrap());
+    cfg.queue = queue.clone();
+    cfg.slots = 1;
+    let remote = Engine::builder()
+        .threads(1)
+        .backends(&[])
+        .add_device(remote_devices(cfg).unwrap().remove(0))
+        .build()
+        .unwrap();
+    let tx = common::random_tx(701);
+    let opts = PowOptions::mwm(9).timeout(Duration::from_secs(60));
+    common::assert_valid_pow(&tx, &remote.pow_with(&tx, &opts).unwrap().transaction, 9);
+}
+
+/// A fake worker in this process: answers each request on `queue` with `answer(tx, mwm)`.
+fn fake_worker(
+    queue: &str,
+    answer: impl Fn(usize, &Transaction, usize) -> Vec<u8> + Send + 'static,
+) -> std::thread::JoinHandle<()> {
+    let queue = queue.to_string();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let h = std::thread::spawn(move || {
+        let amqp = Amqp::connect(&broker_url()).unwrap();
+        let mut requests = amqp.consume(&queue);
+        let _ = ready_tx.send(());
+        let mut k = 0;
+        while let Some(d) = amqp.next(&mut requests, Duration::from_secs(20)) {
+            let req = curlpow::broker::protocol::parse_request(&d.data, 243).unwrap();
+            let props = BasicProperties::default()
+                .with_correlation_id(d.properties.correlation_id().clone().unwrap_or_default());
+            let reply_to = d.properties.reply_to().clone().unwrap();
+            amqp.publish(
+                reply_to.as_str(),
+                &answer(k, &req.transaction, req.mwm),
+                props,
+            );
+            k += 1;
+        }
+    });
+    ready_rx.recv_timeout(Duration::from_secs(20)).unwrap();
+    h
+}
+
+#[test]
+fn the_host_checks_every_remote_answer_and_retries_after_a_lie() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue("lie");
+    amqp.durable_queue(&queue);
+    // The first answer has a wrong nonce, the second changes the trunk, the third is right.
+    let local = Engine::builder()
+        .threads(1)
+        .backends(&[Backend::Cpu])
+        .build()
+        .unwrap();
+    let _fake = fake_worker(&queue, move |k, tx, mwm| {
+        let done = local.pow(tx, mwm).unwrap().transaction;
+        let mut t = done.trits().to_vec();
+        match k {
+            0 => t[8018] = if t[8018] == 1 { 0 } else { 1 },
+            1 => t[7290] = if t[7290] == 1 { 0 } else { 1 },
+            _ => {}
+        }
+        Transaction::from_trits(&t)
+            .unwrap()
+            .to_trytes()
+            .into_bytes()
+    });
+    let url: BrokerUrl = broker_url().parse().unwrap();
+    let mut cfg = RemoteConfig::new(url);
+    cfg.queue = queue.clone();
+    cfg.slots = 3;
+    let mut b = Engine::builder().threads(1).backends(&[]);
+    for d in remote_devices(cfg).unwrap() {
+        b = b.add_device(d);
+    }
+    let engine = b.build().unwrap();
+    let tx = common::random_tx(500);
+    let done = engine
+        .pow_with(&tx, &PowOptions::mwm(9).timeout(Duration::from_secs(60)))
+        .unwrap();
+    common::assert_valid_pow(&tx, &done.transaction, 9);
+    let faults: u64 = engine.device_report().iter().map(|d| d.stats.errors).sum();
+    assert_eq!(faults, 2, "{:?}", engine.device_report());
+}
+
+#[test]
+fn an_unreachable_broker_faults_and_local_devices_take_over() {
+    // No broker needed: nothing listens on port 1.
+    let url: BrokerUrl = "amqp://guest:guest@127.0.0.1:1/%2f".parse().unwrap();
+    let mut cfg = RemoteConfig::new(url);
+    cfg.connect_wait = Duration::from_millis(300);
+    cfg.slots = 2;
+    let mut b = Engine::builder()
+        .threads(1)
+        .backends(&[Backend::Cpu])
+        .cpu_fallback(true);
+    for d in remote_devices(cfg).unwrap() {
+        b = b.add_device(d);
+    }
+    let engine = b.build().unwrap();
+    assert_eq!(engine.devices().len(), 3);
+    for seed in 0..3 {
+        let tx = common::random_tx(600 + seed);
+        let done = engine
+            .pow_with(&tx, &PowOptions::mwm(7).timeout(Duration::from_secs(60)))
+            .unwrap();
+        common::assert_valid_pow(&tx, &done.transaction, 7);
+    }
+    // Remote-only, the error says what is wrong and never shows the password.
+    let url: BrokerUrl = "amqp://guest:hunter2@127.0.0.1:1/%2f".parse().unwrap();
+    let mut cfg = RemoteConfig::new(url);
+    cfg.connect_wait = Duration::from_millis(200);
+    cfg.slots = 1;
+    let engine = Engine::builder()
+        .threads(1)
+        .backends(&[])
+        .add_device(remote_devices(cfg).unwrap().remove(0))
+        .build()
+        .unwrap();
+    let e = engine
+        .pow_with(&common::random_tx(7), &PowOptions::mwm(5))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no connection to the broker"), "{e}");
+    assert!(!e.contains("hunter2"), "{e}");
+}
+
+#[test]
+fn worker_usage_errors_exit_2_without_showing_the_password() {
+    for (args, words) in [
+        (vec!["--broker", "http://u:hunter2@h"], "expected amqp://"),
+        (
+            vec![
+                "--broker",
+                "amqp://u:hunter2@127.0.0.1/%2f",
+                "--prefetch",
+                "0",
+            ],
+            "prefetch must be at least 1",
+        ),
+        (
+            vec![
+                "--broker",
+                "amqp://u:hunter2@127.0.0.1/%2f",
+                "--max-mwm",
+                "300",
+            ],
+            "out of range",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_curlpow"))
+            .arg("worker")
+            .args(&args)
+            .args(["--backend", "cpu", "--threads", "1"])
+            .env_remove("CURLPOW_BROKER")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(words), "{args:?}: {err}");
+        assert!(!err.contains("hunter2"), "{args:?}: {err}");
+    }
+}
