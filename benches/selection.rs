@@ -134,10 +134,22 @@ fn real_devices() {
             .map(|d| d.id.clone())
             .collect::<Vec<_>>()
     );
-    let (t_cpu, _) = callers(&cpu_only, &Selection::default(), calls);
-    let (t_all, per) = callers(&all, &Selection::default(), calls);
+    // Alternated, three rounds each, so that a change in the host's load hits both alike; the
+    // median of each side is compared.
+    let (mut cpu_times, mut all_times, mut per) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..3 {
+        cpu_times.push(callers(&cpu_only, &Selection::default(), calls).0);
+        let (t, p) = callers(&all, &Selection::default(), calls);
+        all_times.push(t);
+        per = p;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (t_cpu, t_all) = (median(&mut cpu_times), median(&mut all_times));
     println!(
-        "32 callers x {calls} PoWs at MWM 5: CPU alone {t_cpu:.2} s; CPU + software drivers {t_all:.2} s ({:.2}x the CPU alone); searches per device {per:?}",
+        "32 callers x {calls} PoWs at MWM 5, median of 3 alternated rounds: CPU alone {t_cpu:.2} s; CPU + software drivers {t_all:.2} s ({:.2}x the CPU alone; rounds {cpu_times:.2?} vs {all_times:.2?}); searches per device, all rounds {per:?}",
         t_all / t_cpu
     );
     let gpus = Selection {

@@ -15,6 +15,8 @@ mod dedupe;
 mod selection;
 mod speed;
 mod stats;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use dedupe::dedupe;
 pub use selection::Selection;
@@ -46,12 +48,21 @@ impl Slot {
         self.info.backend == Backend::Cpu
     }
 
+    /// Whether its searches run on the host's CPU cores: the pool, or a software driver.
+    fn on_host_cores(&self) -> bool {
+        self.is_cpu_pool() || self.info.software
+    }
+
     fn rate(&self) -> f64 {
         self.speed.rate(&self.stats)
     }
 
     fn time(&self, work: f64) -> f64 {
         self.speed.time(&self.stats, work)
+    }
+
+    fn floor(&self) -> f64 {
+        self.speed.floor(&self.stats)
     }
 }
 
@@ -68,6 +79,8 @@ struct State {
     busy: Vec<bool>,
     /// Expected nonces of the search running on each busy device.
     running_work: Vec<f64>,
+    /// When each busy device's current search was granted.
+    running_since: Vec<Option<Instant>>,
     unhealthy_until: Vec<Option<Instant>>,
     /// Each device's last fault, and when it happened.
     last_fault: Vec<Option<(Instant, Error)>>,
@@ -122,6 +135,7 @@ impl Drop for Lease<'_> {
         for &i in &self.indices {
             st.busy[i] = false;
             st.running_work[i] = 0.0;
+            st.running_since[i] = None;
         }
         self.reg.dispatch(&mut st);
     }
@@ -158,6 +172,7 @@ impl Registry {
             state: Mutex::new(State {
                 busy: vec![false; n],
                 running_work: vec![0.0; n],
+                running_since: vec![None; n],
                 unhealthy_until: vec![None; n],
                 last_fault: (0..n).map(|_| None).collect(),
                 waiters: LazyDeque::new(),
@@ -198,13 +213,17 @@ impl Registry {
             arrived: started,
             all: spec.all,
         });
+        // Grants happen in `dispatch`, which every release runs; a waiter woken by one only
+        // looks for its grant. It runs `dispatch` itself on arrival and on its timer, for what
+        // time changes (patience running out, a device's re-probe coming due): with 32 waiters,
+        // each re-running it on every wake-up cost O(waiters²) per release under the lock.
+        let mut run_dispatch = true;
         loop {
-            self.dispatch(&mut st);
+            if run_dispatch {
+                self.dispatch(&mut st);
+            }
             if let Some(pos) = st.granted.iter().position(|g| g.0 == ticket) {
                 let (_, indices) = st.granted.swap_remove(pos);
-                for &i in &indices {
-                    st.running_work[i] = spec.work;
-                }
                 return Ok(Lease { reg: self, indices });
             }
             let now = Instant::now();
@@ -243,7 +262,7 @@ impl Registry {
             if let Some(d) = spec.deadline {
                 wake = wake.min(d);
             }
-            self.cond.wait_until(&mut st, wake);
+            run_dispatch = self.cond.wait_until(&mut st, wake).timed_out();
         }
     }
 
@@ -258,15 +277,31 @@ impl Registry {
         let mut granted_any = false;
         // Expected nonces queued ahead of the waiter being looked at.
         let mut queued_ahead = 0.0f64;
+        // Searches queued ahead of it: each holds a device for at least that device's floor.
+        let mut searches_ahead = 0usize;
         let mut i = 0;
         while i < st.waiters.len() {
             let w = st.waiters.iter().nth(i).expect("index in range");
             let healthy = |d: usize| st.unhealthy_until[d].is_none_or(|until| now >= until);
+            // The CPU pool and software drivers (PoCL, lavapipe) all run on the host's cores: a
+            // second one busy beside the first only takes cycles from it. Of those the waiter
+            // may use, only the one expected to finish this search first serves; the others are
+            // its fallbacks.
+            let host_cores = w
+                .allowed
+                .iter()
+                .copied()
+                .filter(|&d| self.slots[d].on_host_cores() && healthy(d))
+                .min_by(|&a, &b| {
+                    let (sa, sb) = (&self.slots[a], &self.slots[b]);
+                    sa.time(w.work).total_cmp(&sb.time(w.work))
+                });
             let mut free: Vec<usize> = w
                 .allowed
                 .iter()
                 .copied()
                 .filter(|&d| !st.busy[d] && healthy(d))
+                .filter(|&d| !self.slots[d].on_host_cores() || Some(d) == host_cores)
                 .collect();
             free.sort_by(|&a, &b| self.slots[b].rate().total_cmp(&self.slots[a].rate()));
             let take = match free.first() {
@@ -274,7 +309,14 @@ impl Registry {
                 Some(_) if w.all => true,
                 Some(&best_free) => {
                     let on_free = self.slots[best_free].time(w.work);
-                    let wait = self.expected_wait(st, w, best_free, queued_ahead, &healthy);
+                    let wait = self.expected_wait(
+                        st,
+                        now,
+                        w,
+                        best_free,
+                        (queued_ahead, searches_ahead),
+                        &healthy,
+                    );
                     // An infinite wait (nothing faster to wait for) takes the free device.
                     let patience = self.policy.wait_limit.as_secs_f64().max(3.0 * wait);
                     on_free <= wait || now.duration_since(w.arrived).as_secs_f64() >= patience
@@ -282,6 +324,7 @@ impl Registry {
             };
             if !take {
                 queued_ahead += w.work;
+                searches_ahead += 1;
                 i += 1;
                 continue;
             }
@@ -289,8 +332,11 @@ impl Registry {
                 free.truncate(1);
             }
             let ticket = w.ticket;
+            let work = w.work;
             for &d in &free {
                 st.busy[d] = true;
+                st.running_work[d] = work;
+                st.running_since[d] = Some(now);
             }
             st.waiters.remove(i);
             st.granted.push((ticket, free));
@@ -302,14 +348,18 @@ impl Registry {
     }
 
     /// Expected seconds until `w` would be done if it waited for the busy devices faster than
-    /// `best_free`: the work running on them and queued ahead, then its own, shared by their
-    /// combined rate; never less than the fastest one's floor. Infinite when there are none.
+    /// `best_free`: the work running on them and queued ahead (`ahead`: expected nonces and
+    /// searches), then its own, shared by their combined rate; never less than the time until
+    /// the first of them is expected to be free (its current search's expected time minus what
+    /// has run), plus the searches ahead at one floor each spread over them, plus its time for
+    /// `w`. Infinite when there are none.
     fn expected_wait(
         &self,
         st: &State,
+        now: Instant,
         w: &Waiter,
         best_free: usize,
-        queued_ahead: f64,
+        ahead: (f64, usize),
         healthy: &dyn Fn(usize) -> bool,
     ) -> f64 {
         let floor_rate = self.slots[best_free].rate();
@@ -325,11 +375,20 @@ impl Registry {
         }
         let rate: f64 = faster.iter().map(|&d| self.slots[d].rate()).sum();
         let running: f64 = faster.iter().map(|&d| st.running_work[d]).sum();
+        let soonest = faster
+            .iter()
+            .map(|&d| {
+                let ran = st.running_since[d].map_or(0.0, |t| now.duration_since(t).as_secs_f64());
+                (self.slots[d].time(st.running_work[d]) - ran).max(0.0) + self.slots[d].time(w.work)
+            })
+            .fold(f64::INFINITY, f64::min);
+        let (queued_ahead, searches_ahead) = ahead;
         let floor = faster
             .iter()
-            .map(|&d| self.slots[d].time(w.work))
+            .map(|&d| self.slots[d].floor())
             .fold(f64::INFINITY, f64::min);
-        ((running + queued_ahead + w.work) / rate).max(floor)
+        let queue = searches_ahead as f64 * floor / faster.len() as f64;
+        ((running + queued_ahead + w.work) / rate).max(soonest + queue)
     }
 
     /// Record a finished search on a device: `hit` for the search's winning hit only.
@@ -351,7 +410,9 @@ impl Registry {
     /// A device answered well: healthy again (the re-probe succeeded).
     pub(crate) fn healthy(&self, i: usize) {
         let mut st = self.state.lock();
-        st.unhealthy_until[i] = None;
+        if st.unhealthy_until[i].take().is_some() {
+            self.dispatch(&mut st);
+        }
     }
 
     /// Count a search entering and leaving a device (checks that leases never overlap).
