@@ -64,6 +64,8 @@ mod registry;
 pub mod search;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(any(feature = "server", feature = "broker"))]
+mod signals;
 mod transaction;
 mod trinary;
 #[cfg(feature = "wgpu")]

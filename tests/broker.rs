@@ -40,6 +40,20 @@ fn exclusive_broker() -> RwLockWriteGuard<'static, ()> {
     BROKER.write().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The start of most tests: the broker shared with the other tests, a connection to it and a
+/// fresh durable queue named after `prefix`; `None` (the test skips, with the message
+/// `broker_available` printed) without a broker.
+fn setup(prefix: &str) -> Option<(RwLockReadGuard<'static, ()>, Amqp, String)> {
+    let guard = shared_broker();
+    if !broker_available() {
+        return None;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    let queue = broker_client::unique_queue(prefix);
+    amqp.durable_queue(&queue);
+    Some((guard, amqp, queue))
+}
+
 /// A running child process whose stderr is collected; killed on drop.
 struct Proc {
     child: Child,
@@ -171,13 +185,9 @@ fn check_reply(input: &Transaction, mwm: usize, d: &lapin::message::Delivery) ->
 
 #[test]
 fn a_dcurl_client_gets_valid_pow_from_the_worker() {
-    let _g = shared_broker();
-    if !broker_available() {
+    let Some((_g, amqp, queue)) = setup("dcurl") else {
         return;
-    }
-    let mut amqp = Amqp::connect(&broker_url()).unwrap();
-    let queue = broker_client::unique_queue("dcurl");
-    amqp.durable_queue(&queue);
+    };
     let _w = Proc::worker(&queue, "w-dcurl", &[]);
     // Exactly as dcurl's client: a fresh exclusive callback queue per call, the body
     // trytes + MWM, text/plain, persistent, reply_to, no correlation id.
@@ -203,13 +213,9 @@ fn a_dcurl_client_gets_valid_pow_from_the_worker() {
 
 #[test]
 fn the_reply_carries_the_correlation_id_the_worker_and_its_count() {
-    let _g = shared_broker();
-    if !broker_available() {
+    let Some((_g, amqp, queue)) = setup("corr") else {
         return;
-    }
-    let mut amqp = Amqp::connect(&broker_url()).unwrap();
-    let queue = broker_client::unique_queue("corr");
-    amqp.durable_queue(&queue);
+    };
     let _w = Proc::worker(&queue, "w-corr", &[]);
     let callback = amqp.dcurl_callback_queue();
     let mut replies = amqp.consume(callback.as_str());
@@ -235,13 +241,9 @@ fn the_reply_carries_the_correlation_id_the_worker_and_its_count() {
 
 #[test]
 fn malformed_requests_get_an_error_reply_and_are_not_retried() {
-    let _g = shared_broker();
-    if !broker_available() {
+    let Some((_g, amqp, queue)) = setup("bad") else {
         return;
-    }
-    let mut amqp = Amqp::connect(&broker_url()).unwrap();
-    let queue = broker_client::unique_queue("bad");
-    amqp.durable_queue(&queue);
+    };
     let w = Proc::worker(&queue, "w-bad", &["--max-mwm", "14"]);
     let callback = amqp.dcurl_callback_queue();
     let mut replies = amqp.consume(callback.as_str());
@@ -370,13 +372,9 @@ fn collect(
 
 #[test]
 fn two_workers_on_one_queue_share_the_load() {
-    let _g = shared_broker();
-    if !broker_available() {
+    let Some((_g, amqp, queue)) = setup("share") else {
         return;
-    }
-    let mut amqp = Amqp::connect(&broker_url()).unwrap();
-    let queue = broker_client::unique_queue("share");
-    amqp.durable_queue(&queue);
+    };
     let _a = Proc::worker(&queue, "share-a", &[]);
     let _b = Proc::worker(&queue, "share-b", &[]);
     let callback = amqp.dcurl_callback_queue();
@@ -405,13 +403,9 @@ fn two_workers_on_one_queue_share_the_load() {
 
 #[test]
 fn a_worker_killed_mid_job_loses_no_job() {
-    let _g = shared_broker();
-    if !broker_available() {
+    let Some((_g, amqp, queue)) = setup("kill") else {
         return;
-    }
-    let mut amqp = Amqp::connect(&broker_url()).unwrap();
-    let queue = broker_client::unique_queue("kill");
-    amqp.durable_queue(&queue);
+    };
     // Worker a holds three jobs at a time; it is killed (SIGKILL: no drain, no goodbye) once it
     // has answered one, so it dies holding the others unacknowledged.
     let a = Proc::worker(&queue, "kill-a", &["--prefetch", "3"]);
@@ -452,13 +446,9 @@ fn a_worker_killed_mid_job_loses_no_job() {
 
 #[test]
 fn sigterm_drains_the_job_in_flight_then_exits_0() {
-    let _g = shared_broker();
-    if !broker_available() {
+    let Some((_g, amqp, queue)) = setup("term") else {
         return;
-    }
-    let mut amqp = Amqp::connect(&broker_url()).unwrap();
-    let queue = broker_client::unique_queue("term");
-    amqp.durable_queue(&queue);
+    };
     let mut w = Proc::worker(&queue, "w-term", &[]);
     let callback = amqp.dcurl_callback_queue();
     let mut replies = amqp.consume(callback.as_str());
@@ -583,13 +573,9 @@ fn the_worker_reconnects_after_a_broker_restart_and_the_jobs_complete() {
 
 #[test]
 fn serve_with_a_broker_attaches_through_a_worker() {
-    let _g = shared_broker();
-    if !broker_available() {
+    let Some((_g, _amqp, queue)) = setup("serve") else {
         return;
-    }
-    let mut amqp = Amqp::connect(&broker_url()).unwrap();
-    let queue = broker_client::unique_queue("serve");
-    amqp.durable_queue(&queue);
+    };
     let _w = Proc::worker(&queue, "w-serve", &[]);
     let url = broker_url();
     let (serve, line) = Proc::start(
@@ -722,13 +708,9 @@ fn fake_worker(
 
 #[test]
 fn the_host_checks_every_remote_answer_and_retries_after_a_lie() {
-    let _g = shared_broker();
-    if !broker_available() {
+    let Some((_g, _amqp, queue)) = setup("lie") else {
         return;
-    }
-    let mut amqp = Amqp::connect(&broker_url()).unwrap();
-    let queue = broker_client::unique_queue("lie");
-    amqp.durable_queue(&queue);
+    };
     // The first answer has a wrong nonce, the second changes the trunk, the third is right.
     let local = Engine::builder()
         .threads(1)

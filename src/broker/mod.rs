@@ -212,6 +212,14 @@ pub fn mask_password(url: &str) -> String {
     }
 }
 
+/// A queue name as AMQP carries it: 1 to 255 bytes.
+fn queue_name(name: &str) -> Result<lapin::types::ShortString, BrokerError> {
+    lapin::types::ShortString::try_new(name.to_string())
+        .ok()
+        .filter(|q| !q.as_str().is_empty())
+        .ok_or_else(|| BrokerError::Config(format!("queue name {name:?}: expected 1 to 255 bytes")))
+}
+
 /// Open a connection (the caller is inside the tokio runtime), bounded by the URL's connection
 /// timeout.
 async fn connect(url: &BrokerUrl, name: &str) -> Result<lapin::Connection, BrokerError> {

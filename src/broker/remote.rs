@@ -34,7 +34,9 @@ use tokio::sync::watch;
 use tokio_stream::StreamExt;
 
 use super::protocol::{self, ERROR_TYPE, HEADER_ERROR, HEADER_NONCES, HEADER_WORKER};
-use super::{connect, declare_queue, process_tag, Backoff, BrokerError, BrokerUrl, DEFAULT_QUEUE};
+use super::{
+    connect, declare_queue, process_tag, queue_name, Backoff, BrokerError, BrokerUrl, DEFAULT_QUEUE,
+};
 use crate::device::{
     Backend, CounterRange, Device, DeviceInfo, DeviceKind, Found, NonceOutcome, SearchControl,
     SearchJob, SearchOutcome, NONCE_TRITS,
@@ -107,15 +109,7 @@ pub fn remote_devices(config: RemoteConfig) -> Result<Vec<Arc<dyn Device>>, Brok
             "broker slots must be at least 1".into(),
         ));
     }
-    let queue = ShortString::try_new(config.queue.clone())
-        .ok()
-        .filter(|q| !q.as_str().is_empty())
-        .ok_or_else(|| {
-            BrokerError::Config(format!(
-                "queue name {:?}: expected 1 to 255 bytes",
-                config.queue
-            ))
-        })?;
+    let queue = queue_name(&config.queue)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("curlpow-amqp-client")

@@ -37,10 +37,11 @@ use tokio_stream::StreamExt;
 
 use super::protocol::{self, ERROR_TYPE, HEADER_ERROR, HEADER_NONCES, HEADER_REDELIVERED};
 use super::protocol::{HEADER_WORKER, MAX_MWM};
-use super::{connect, declare_queue, Backoff, BrokerError, BrokerUrl, DEFAULT_QUEUE};
+use super::{connect, declare_queue, queue_name, Backoff, BrokerError, BrokerUrl, DEFAULT_QUEUE};
 use crate::control::CancelToken;
 use crate::engine::{Engine, PowOptions, PowResult};
 use crate::error::Error;
+use crate::signals::Signals;
 
 /// AMQP delivery mode 2: persistent (what dcurl's peers send).
 const PERSISTENT: u8 = 2;
@@ -186,15 +187,7 @@ impl Worker {
     /// with backoff, until stopped). A broker that is down at start is not an error: the
     /// worker keeps trying and logs each failure.
     pub fn start(engine: Engine, config: WorkerConfig) -> Result<Worker, BrokerError> {
-        let queue = ShortString::try_new(config.queue.clone())
-            .ok()
-            .filter(|q| !q.as_str().is_empty())
-            .ok_or_else(|| {
-                BrokerError::Config(format!(
-                    "queue name {:?}: expected 1 to 255 bytes",
-                    config.queue
-                ))
-            })?;
+        let queue = queue_name(&config.queue)?;
         if config.max_mwm > MAX_MWM {
             return Err(BrokerError::Config(format!(
                 "max MWM {} is out of range (0..=243)",
@@ -624,46 +617,5 @@ async fn reject(
     let opts = BasicRejectOptions { requeue: false };
     if let Err(e) = d.acker.reject(opts).await {
         tracing::warn!("rejecting a request failed: {e}");
-    }
-}
-
-/// SIGTERM and SIGINT, registered at start (a signal before registration would kill the
-/// process instead of draining it).
-struct Signals {
-    #[cfg(unix)]
-    term: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    int: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn register() -> std::io::Result<Signals> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            Ok(Signals {
-                term: signal(SignalKind::terminate())?,
-                int: signal(SignalKind::interrupt())?,
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            Ok(Signals {})
-        }
-    }
-
-    async fn recv(&mut self) -> &'static str {
-        #[cfg(unix)]
-        {
-            tokio::select! {
-                _ = self.term.recv() => "SIGTERM",
-                _ = self.int.recv() => "SIGINT",
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-            "Ctrl-C"
-        }
     }
 }
