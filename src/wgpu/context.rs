@@ -304,18 +304,13 @@ impl Context {
         device_error(&self.info, message)
     }
 
-    /// Submit `enc`, wait for it, and return the contents of the MAP_READ buffer `buf`.
-    fn submit_and_read(
+    /// Wait for submission `index` and for the mapping of its read-back buffer, which `rx`
+    /// reports; an error the device raised meanwhile comes first.
+    fn wait_mapped(
         &self,
-        enc: wgpu::CommandEncoder,
-        buf: &wgpu::Buffer,
-    ) -> Result<Vec<u8>, Error> {
-        let index = self.queue.submit([enc.finish()]);
-        let (tx, rx) = mpsc::channel();
-        buf.map_async(wgpu::MapMode::Read, .., move |r| {
-            // The receiver outlives the poll below; a failed send only means it is gone.
-            let _ = tx.send(r);
-        });
+        index: wgpu::SubmissionIndex,
+        rx: &mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    ) -> Result<(), Error> {
         self.device
             .poll(wgpu::PollType::Wait {
                 submission_index: Some(index),
@@ -330,6 +325,22 @@ impl Context {
             Ok(Err(e)) => return Err(self.err(format!("map_async: {e}"))),
             Err(_) => return Err(self.err("map_async did not complete after the poll")),
         }
+        Ok(())
+    }
+
+    /// Submit `enc`, wait for it, and return the contents of the MAP_READ buffer `buf`.
+    fn submit_and_read(
+        &self,
+        enc: wgpu::CommandEncoder,
+        buf: &wgpu::Buffer,
+    ) -> Result<Vec<u8>, Error> {
+        let index = self.queue.submit([enc.finish()]);
+        let (tx, rx) = mpsc::channel();
+        buf.map_async(wgpu::MapMode::Read, .., move |r| {
+            // The receiver outlives the poll below; a failed send only means it is gone.
+            let _ = tx.send(r);
+        });
+        self.wait_mapped(index, &rx)?;
         let data = buf
             .get_mapped_range(..)
             .map_err(|e| self.err(format!("mapping the readback buffer: {e}")))?
@@ -448,20 +459,7 @@ impl Launcher for Context {
         let Some((index, rx)) = self.slots[slot].pending.take() else {
             return Err(self.err("waited on a slot with no dispatch"));
         };
-        self.device
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(index),
-                timeout: Some(Duration::from_secs(600)),
-            })
-            .map_err(|e| self.err(format!("waiting for the dispatch: {e}")))?;
-        if let Some(e) = self.errors.lock().pop() {
-            return Err(self.err(e));
-        }
-        match rx.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(self.err(format!("map_async: {e}"))),
-            Err(_) => return Err(self.err("map_async did not complete after the poll")),
-        }
+        self.wait_mapped(index, &rx)?;
         let staging = &self.slots[slot].staging;
         let words: ResultWords = {
             let data = staging
