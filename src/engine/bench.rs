@@ -12,7 +12,7 @@ use crate::control::SearchControl;
 use crate::device::Backend;
 use crate::error::Error;
 use crate::launch_stats::LaunchStats;
-use crate::registry::WaitSpec;
+use crate::registry::{Lease, Registry, WaitSpec};
 use crate::search::{CounterRange, SearchJob};
 use crate::transaction::Transaction;
 
@@ -137,14 +137,7 @@ impl Engine {
         let reg = &self.inner.registry;
         let i = self.slot_index(device_id)?;
         let job = SearchJob::new(&bench_transaction(), 243)?;
-        let lease = reg.acquire(WaitSpec {
-            allowed: vec![i],
-            work: 0.0,
-            all: false,
-            deadline: None,
-            cancel: None,
-            cpu_fallback: false,
-        })?;
+        let lease = hold(reg, i)?;
         let slot = &reg.slots[i];
         let p = Instant::now();
         slot.device.prepare()?;
@@ -184,14 +177,7 @@ impl Engine {
         crate::search::check_mwm(mwm)?;
         let reg = &self.inner.registry;
         let i = self.slot_index(device_id)?;
-        let lease = reg.acquire(WaitSpec {
-            allowed: vec![i],
-            work: 0.0,
-            all: false,
-            deadline: None,
-            cancel: None,
-            cpu_fallback: false,
-        })?;
+        let lease = hold(reg, i)?;
         let slot = &reg.slots[i];
         slot.device.prepare()?;
         let (mut total, mut mid, mut search, mut verify) = (vec![], vec![], vec![], vec![]);
@@ -282,6 +268,18 @@ fn latency_transaction(k: u64) -> Transaction {
         .take(crate::TRANSACTION_TRITS)
         .collect();
     Transaction::from_trits(&trits).expect("trits")
+}
+
+/// Wait for device `i` alone and hold it: a measurement runs with nothing else on it.
+fn hold(reg: &Registry, i: usize) -> Result<Lease<'_>, Error> {
+    reg.acquire(WaitSpec {
+        allowed: vec![i],
+        work: 0.0,
+        all: false,
+        deadline: None,
+        cancel: None,
+        cpu_fallback: false,
+    })
 }
 
 #[cfg(test)]
