@@ -21,6 +21,9 @@ use crate::output::errln;
 
 /// How many bad lines are named on stderr; the others are counted.
 pub const NAMED_BAD_LINES: u64 = 100;
+/// Lines of transactions longer than this are measured, not read (a transaction is 2673
+/// bytes): `pow`, `attach` and `verify`.
+pub const MAX_TX_LINE: usize = 16 << 10;
 /// A streamed input is kept in memory up to this size, then in a temporary file.
 pub const SPOOL_IN_MEMORY: usize = 1 << 20;
 const READ_BUFFER: usize = 64 << 10;

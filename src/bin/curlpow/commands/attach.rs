@@ -10,7 +10,7 @@ use curlpow::{Error, Hash, PowOptions, Transaction};
 
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::exit::{Stopped, UsageError};
-use crate::input::{line_error, too_long, BadLines, Input, InputArg};
+use crate::input::{line_error, too_long, BadLines, Input, InputArg, MAX_TX_LINE};
 use crate::line_reader::{self, Line};
 use crate::output::Stdout;
 use crate::values;
@@ -18,8 +18,6 @@ use crate::values;
 /// The most transactions one attach takes (IRI's `maxRequestsList`): a bundle is chained as a
 /// whole, so it is held in memory.
 const MAX_TRANSACTIONS: usize = 1000;
-/// Lines longer than this are measured, not read (a transaction is 2673 bytes).
-const MAX_LINE: usize = 16 << 10;
 
 #[derive(Args)]
 pub struct AttachArgs {
@@ -57,7 +55,7 @@ pub fn run(a: AttachArgs) -> Result<ExitCode> {
     let mut bad = BadLines::default();
     let mut txs = Vec::new();
     let mut lines = 0usize;
-    input.for_each_line(MAX_LINE, |line| {
+    input.for_each_line(MAX_TX_LINE, |line| {
         lines += 1;
         match line {
             Line::Text { number, bytes } => match parse(bytes) {

@@ -10,14 +10,12 @@ use clap::Args;
 use curlpow::{Backend, Engine, Transaction};
 
 use crate::exit::UsageError;
-use crate::input::{line_error, too_long, BadLines, Input, InputArg};
+use crate::input::{line_error, too_long, BadLines, Input, InputArg, MAX_TX_LINE};
 use crate::line_reader::{self, Line};
 use crate::output::Stdout;
 
 /// The longest line `hash` reads, in bytes (trytes).
 const MAX_HASH_LINE: usize = 4 << 20;
-/// `verify` reads transactions: lines longer than this are measured, not read.
-const MAX_TX_LINE: usize = 16 << 10;
 /// Lines hashed per [`hash_lines`] call, and the most bytes they may hold together.
 const HASH_CHUNK_LINES: usize = 256;
 const HASH_CHUNK_BYTES: usize = 8 << 20;

@@ -15,7 +15,7 @@ use curlpow::{Engine, Error, Field, PowOptions, Transaction, TRANSACTION_TRYTES}
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::exit::{Stopped, UsageError};
 use crate::expected_time;
-use crate::input::{line_error, too_long, BadLines, Input, InputArg};
+use crate::input::{line_error, too_long, BadLines, Input, InputArg, MAX_TX_LINE};
 use crate::line_reader::{self, Line};
 use crate::output::{errln, Stdout};
 use crate::progress::Progress;
@@ -23,8 +23,6 @@ use crate::values;
 
 /// Transactions searched per `pow_many` call (their expanded trits live only this long).
 pub const CHUNK: usize = 512;
-/// Lines longer than this are measured, not read (a transaction is 2673 bytes).
-const MAX_LINE: usize = 16 << 10;
 const NONCE_TRYTES: usize = 27;
 
 #[derive(Args)]
@@ -59,7 +57,7 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
     // Pass 1: every line checked, bad ones named as they are found.
     let mut bad = BadLines::default();
     let mut count = 0usize;
-    input.for_each_line(MAX_LINE, |line| {
+    input.for_each_line(MAX_TX_LINE, |line| {
         match line {
             Line::Text { number, bytes } => match parse(bytes) {
                 Ok(_) => count += 1,
@@ -96,7 +94,7 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
     let mut nonces: Vec<[u8; NONCE_TRYTES]> = Vec::with_capacity(count);
     let mut done = 0usize;
     let mut chunk: Vec<Transaction> = Vec::with_capacity(CHUNK.min(count));
-    let searched = input.for_each_line(MAX_LINE, |line| {
+    let searched = input.for_each_line(MAX_TX_LINE, |line| {
         chunk.push(reparse(&line)?);
         if chunk.len() == CHUNK {
             search(&engine, &chunk, &opts, &mut nonces, &mut done)?;
@@ -135,7 +133,7 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
 
     // Pass 3: each line with its nonce, in input order.
     let mut k = 0;
-    input.for_each_line(MAX_LINE, |line| {
+    input.for_each_line(MAX_TX_LINE, |line| {
         let Line::Text { bytes, .. } = line else {
             return Err(changed());
         };
