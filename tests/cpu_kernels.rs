@@ -9,24 +9,9 @@ use std::collections::HashSet;
 use curlpow::device::{CounterRange, SearchJob};
 use curlpow::{CpuKernel, Engine, Transaction, STATE_LEN};
 
-/// The kernels to test; prints a line for each one skipped.
-fn kernels() -> Vec<CpuKernel> {
-    CpuKernel::ALL
-        .iter()
-        .copied()
-        .filter(|k| {
-            let ok = k.is_supported();
-            if !ok {
-                eprintln!("SKIPPED: this CPU cannot run the {k} kernel");
-            }
-            ok
-        })
-        .collect()
-}
-
 #[test]
 fn transform_matches_scalar_lane_by_lane() {
-    for k in kernels() {
+    for k in common::cpu_kernels() {
         // A full batch of random states, and a partial one (unused lanes stay zero).
         for (n, seed) in [(k.lanes(), 0xC0FFEE), (k.lanes() / 2 + 3, 0xBEEF)] {
             let mut got = common::random_states(n, seed);
@@ -56,7 +41,7 @@ fn transform_of_special_states() {
         s[i] = -1;
         states.push(s);
     }
-    for k in kernels() {
+    for k in common::cpu_kernels() {
         let mut got = states.clone();
         k.transform_states(&mut got).unwrap();
         for (g, s) in got.iter().zip(&states) {
@@ -69,7 +54,7 @@ fn transform_of_special_states() {
 
 #[test]
 fn public_vectors_through_the_kernel_transform() {
-    for k in kernels() {
+    for k in common::cpu_kernels() {
         let n = common::check_vectors_with(k.name(), |mut states| {
             k.transform_states(&mut states).expect("kernel transform");
             states
@@ -90,7 +75,7 @@ fn engine(k: CpuKernel, threads: usize) -> Engine {
 
 #[test]
 fn search_is_valid_for_mwm_1_to_9() {
-    for k in kernels() {
+    for k in common::cpu_kernels() {
         let e = engine(k, 2);
         for mwm in 1..=9 {
             for seed in 0..3u64 {
@@ -104,7 +89,7 @@ fn search_is_valid_for_mwm_1_to_9() {
 
 #[test]
 fn search_on_public_pow_inputs() {
-    for k in kernels() {
+    for k in common::cpu_kernels() {
         let e = engine(k, 2);
         for (tx, mwm) in common::pow_inputs() {
             // Keep the suite fast: the MWM the suites used, capped at 9.
@@ -118,7 +103,7 @@ fn search_on_public_pow_inputs() {
 #[test]
 fn hits_verify_and_are_the_lowest_lane() {
     // At MWM 1 about a third of the lanes hit: the kernel must return the lowest one.
-    for k in kernels() {
+    for k in common::cpu_kernels() {
         let tx = common::random_tx(77);
         let job = SearchJob::new(&tx, 1).unwrap();
         let e = engine(k, 1);
@@ -142,7 +127,7 @@ fn hits_verify_and_are_the_lowest_lane() {
 fn nonces_of_all_workers_are_distinct() {
     let tx = common::random_tx(5);
     let job = SearchJob::new(&tx, 9).unwrap();
-    for k in kernels() {
+    for k in common::cpu_kernels() {
         for workers in [2usize, 3, 8] {
             for range in [
                 CounterRange::ALL,
@@ -186,7 +171,7 @@ fn forcing_kernels_by_name() {
     assert!(CpuKernel::from_name("sse9").is_err());
     assert!(CpuKernel::detect().is_supported());
     let tx: Transaction = "9".repeat(2673).parse().unwrap();
-    for k in kernels() {
+    for k in common::cpu_kernels() {
         assert_eq!(engine(k, 1).cpu().kernel(), k);
         engine(k, 1).pow(&tx, 3).unwrap();
     }
@@ -216,7 +201,7 @@ fn rates() {
     let tx = common::random_tx(1);
     let job = SearchJob::new(&tx, 243).unwrap();
     let only = std::env::var("KERNEL").ok();
-    for k in kernels() {
+    for k in common::cpu_kernels() {
         if only.as_deref().is_some_and(|o| o != k.name()) {
             continue;
         }

@@ -32,20 +32,6 @@ fn planes_kernels() -> Vec<PlanesKernel> {
         .collect()
 }
 
-fn cpu_kernels() -> Vec<CpuKernel> {
-    CpuKernel::ALL
-        .iter()
-        .copied()
-        .filter(|k| {
-            let ok = k.is_supported();
-            if !ok {
-                eprintln!("SKIPPED: this CPU cannot run the {k} kernel");
-            }
-            ok
-        })
-        .collect()
-}
-
 #[test]
 fn fast_transform_matches_the_reference() {
     let mut states = common::random_states(500, 0xFA57);
@@ -126,7 +112,7 @@ fn public_vectors_through_hash_many() {
             )
         })
         .unzip();
-    for k in cpu_kernels() {
+    for k in common::cpu_kernels() {
         let e = Engine::builder()
             .threads(2)
             .cpu_kernel(k)
@@ -147,7 +133,7 @@ fn hash_many_matches_the_reference_for_every_kernel_and_batch_size() {
     for (i, (g, w)) in free.iter().zip(&want).enumerate() {
         assert_eq!(&g[..], &w[..], "hash_many, transaction {i}");
     }
-    for k in cpu_kernels() {
+    for k in common::cpu_kernels() {
         let e = Engine::builder()
             .threads(2)
             .cpu_kernel(k)
@@ -494,7 +480,7 @@ fn cpu_time_per_call() {
 #[test]
 fn tiny_search_scan_finds_the_kernels_hit() {
     use curlpow::internal::{Counters, Worker};
-    for k in cpu_kernels() {
+    for k in common::cpu_kernels() {
         let dev = CpuDevice::new(
             PoolConfig {
                 threads: 2,

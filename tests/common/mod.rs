@@ -228,3 +228,19 @@ pub fn device_search_valid(
     assert_valid_pow(tx, &found, mwm);
     found
 }
+
+/// The CPU kernels this machine can run, for tests that try each; prints a line for each one
+/// skipped.
+pub fn cpu_kernels() -> Vec<curlpow::CpuKernel> {
+    curlpow::CpuKernel::ALL
+        .iter()
+        .copied()
+        .filter(|k| {
+            let ok = k.is_supported();
+            if !ok {
+                eprintln!("SKIPPED: this CPU cannot run the {k} kernel");
+            }
+            ok
+        })
+        .collect()
+}
