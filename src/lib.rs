@@ -96,7 +96,7 @@ pub use trinary::{
 /// Low-level trinary helpers.
 pub mod trits {
     pub use crate::trinary::{
-        read_balanced, tryte_char, tryte_value, tryte_value_to_trits, write_balanced,
+        is_trytes, read_balanced, tryte_char, tryte_value, tryte_value_to_trits, write_balanced,
     };
 }
 

@@ -87,21 +87,46 @@ const TRYTE_TRITS: [[Trit; 4]; 256] = {
 /// ```
 pub fn trytes_to_trits(trytes: &str) -> Result<Vec<Trit>, Error> {
     let bytes = trytes.as_bytes();
-    let mut out = vec![0i8; bytes.len() * 3];
-    for (o, &b) in out.chunks_exact_mut(3).zip(bytes) {
+    let n = bytes.len() * 3;
+    // One spare trit: each tryte writes its whole 4-byte table entry (one store, no branch),
+    // and the next tryte overwrites the fourth byte. The spare is cut off at the end.
+    let mut out = vec![0i8; n + 1];
+    let mut valid = 1i8;
+    for (i, &b) in bytes.iter().enumerate() {
         let e = TRYTE_TRITS[b as usize];
-        if e[3] == 0 {
-            // The first bad byte: check_trytes names it (column, code point).
-            check_trytes(trytes)?;
-        }
-        o.copy_from_slice(&e[..3]);
+        valid &= e[3];
+        out[3 * i..3 * i + 4].copy_from_slice(&e);
     }
+    if valid == 0 {
+        // check_trytes names the first bad byte (column, code point).
+        check_trytes(trytes)?;
+    }
+    out.truncate(n);
     Ok(out)
+}
+
+/// Whether every byte is a tryte character (`9`, `A`–`Z`): a fast check before parsing.
+///
+/// ```
+/// assert!(curlpow::trits::is_trytes(b"9ABZ"));
+/// assert!(!curlpow::trits::is_trytes(b"9AbZ"));
+/// assert!(curlpow::trits::is_trytes(b""));
+/// ```
+pub fn is_trytes(bytes: &[u8]) -> bool {
+    // Chunks without a branch per byte (they vectorise); stop at the first bad chunk.
+    bytes.chunks(64).all(|c| {
+        c.iter().fold(true, |ok, &b| {
+            ok & ((b == b'9') | (b.wrapping_sub(b'A') < 26))
+        })
+    })
 }
 
 /// The number of trytes in `s`, or the first character that is not one. Every character before
 /// the first bad one is an ASCII tryte, so its byte index is its character index.
 pub(crate) fn check_trytes(s: &str) -> Result<usize, TryteError> {
+    if is_trytes(s.as_bytes()) {
+        return Ok(s.len());
+    }
     match s.bytes().position(|b| tryte_value(b).is_none()) {
         None => Ok(s.len()),
         Some(i) => Err(TryteError::BadChar {
@@ -205,6 +230,44 @@ mod tests {
         let s: String = TRYTE_ALPHABET.iter().map(|&c| c as char).collect();
         let trits = trytes_to_trits(&s).unwrap();
         assert_eq!(trits_to_trytes(&trits).unwrap(), s);
+    }
+
+    #[test]
+    fn the_fast_checks_agree_with_the_values_at_every_position() {
+        for b in 0..=255u8 {
+            assert_eq!(is_trytes(&[b]), tryte_value(b).is_some(), "{b}");
+        }
+        // One bad byte at every position of a string longer than a few 64-byte chunks: the
+        // check, the parser's error column and the trits before it.
+        let good: String = (0..200)
+            .map(|i| TRYTE_ALPHABET[i * 7 % 27] as char)
+            .collect();
+        assert!(is_trytes(good.as_bytes()));
+        let trits = trytes_to_trits(&good).unwrap();
+        assert_eq!(trits.len(), 600);
+        for (i, &c) in good.as_bytes().iter().enumerate() {
+            assert_eq!(
+                &trits[3 * i..3 * i + 3],
+                &tryte_value_to_trits(tryte_value(c).unwrap())
+            );
+        }
+        for at in 0..good.len() {
+            for bad in [b'a', b'0', b'@', b'[', b'\n', 0x80] {
+                let mut v = good.clone().into_bytes();
+                v[at] = bad;
+                assert!(!is_trytes(&v), "{at} {bad}");
+                let Ok(text) = std::str::from_utf8(&v) else {
+                    continue;
+                };
+                match trytes_to_trits(text) {
+                    Err(Error::Tryte(TryteError::BadChar { column, .. })) => {
+                        assert_eq!(column, at + 1)
+                    }
+                    other => panic!("{at} {bad}: {other:?}"),
+                }
+                assert!(check_trytes(text).is_err());
+            }
+        }
     }
 
     #[test]

@@ -88,6 +88,9 @@ pub struct Request {
 
 /// The first non-tryte byte of `bytes`, as a [`TryteError`] with its 1-based column.
 fn check_trytes(bytes: &[u8]) -> Result<(), TryteError> {
+    if crate::trinary::is_trytes(bytes) {
+        return Ok(());
+    }
     match bytes.iter().position(|b| !TRYTE_ALPHABET.contains(b)) {
         None => Ok(()),
         Some(i) => Err(TryteError::BadChar {
