@@ -78,7 +78,7 @@ impl<R: BufRead> LineReader<R> {
                     self.eof = true;
                     break;
                 }
-                let (part, line_end) = match avail.iter().position(|&b| b == b'\n') {
+                let (part, line_end) = match memchr::memchr(b'\n', avail) {
                     Some(i) => (&avail[..i], true),
                     None => (avail, false),
                 };
