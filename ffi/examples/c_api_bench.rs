@@ -8,6 +8,9 @@
 //! cargo run --release -p curlpow-dcurl --example c_api_bench -- [CALLS=30] [MWM=14] [LIB]
 //! ```
 //!
+//! With `C_API_BENCH_TX=FILE` the transactions are the first CALLS lines of FILE (2673 trytes
+//! each) instead of pseudo-random ones, e.g. to run a peer's benchmark on the same inputs.
+//!
 //! Prints mean, median and p90 wall time per call for both, their ratio, the nonces tried per
 //! CPU-second of this process (which other processes' load does not inflate: the C side's
 //! nonces come from the library's own statistics, `curlpow_device_get`), and the per-call
@@ -238,7 +241,39 @@ fn main() -> Result<(), String> {
         engine.cpu().kernel().name(),
         loadavg()
     );
-    let txs = transactions(calls);
+    let txs = match std::env::var_os("C_API_BENCH_TX") {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("C_API_BENCH_TX {}: {e}", Path::new(&path).display()))?;
+            let txs: Vec<String> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .take(calls)
+                .map(str::to_owned)
+                .collect();
+            if txs.len() < calls {
+                return Err(format!(
+                    "C_API_BENCH_TX {}: {} transactions, {calls} asked for",
+                    Path::new(&path).display(),
+                    txs.len()
+                ));
+            }
+            if let Some((i, bad)) = txs
+                .iter()
+                .enumerate()
+                .find(|(_, t)| t.parse::<Transaction>().is_err())
+            {
+                return Err(format!(
+                    "C_API_BENCH_TX line {}: not 2673 trytes ({} characters)",
+                    i + 1,
+                    bad.len()
+                ));
+            }
+            txs
+        }
+        None => transactions(calls),
+    };
     // Warm both (pools started, pages touched).
     c_pow(&d, &txs[0], 9);
     rust_pow(&engine, &txs[0], 9);
