@@ -5,10 +5,12 @@
 //!
 //! A search runs 15 five-round passes and a six-round tail per counter, and the first of the
 //! passes mostly by cones (`wavefront`, "What a search runs"): 14 full sweeps per 512 nonces.
-//! `docs/cpu-kernel.md` has the measurements: on the Intel Xeon (Emerald Rapids) development
-//! host the kernel is bound by L1↔L2 traffic, not by the two `vpternlogq` per trit-round, so
-//! fewer, longer passes win; four rounds per pass (20 × 4 + 1, the previous schedule) keep the
-//! window in 20 `zmm` without spills but move 25% more state per round.
+//! `docs/cpu-kernel.md` has the measurements. On the Intel Xeon (Emerald Rapids) development
+//! host the loop has two floors of about the same height, both above the two `vpternlogq` per
+//! trit-round: the stores into a state that streams through L2, and the work in the core
+//! (spills, address-table loads). So fewer, longer passes win. Four rounds per pass (20 × 4 +
+//! 1, the previous schedule) keep the window in 20 `zmm` without spills, but move 25% more
+//! state per round.
 
 use std::arch::x86_64::*;
 
