@@ -1,4 +1,4 @@
-//! Reading the input of `pow`, `hash` and `verify` in bounded memory.
+//! Reading the input of `pow`, `attach`, `hash` and `verify` in bounded memory.
 //!
 //! The input is read more than once instead of being kept: pass 1 checks every line and names
 //! the bad ones on stderr as it meets them (at most [`NAMED_BAD_LINES`], the rest counted); only
@@ -14,9 +14,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use curlpow::Transaction;
 
 use crate::exit::UsageError;
-use crate::line_reader::{Line, LineReader};
+use crate::line_reader::{self, Line, LineReader};
 use crate::output::errln;
 
 /// How many bad lines are named on stderr; the others are counted.
@@ -70,6 +71,37 @@ impl Input {
             _ => stdin_source(),
         };
         Ok(Input { source })
+    }
+
+    /// Pass 1: every line given to `check`, each bad one named as it is found (a line over
+    /// `max_bytes` as too long, `expected` saying what fits). Err when any line was bad, else
+    /// the number of lines.
+    pub fn check_lines(
+        &mut self,
+        max_bytes: usize,
+        expected: &str,
+        mut check: impl FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<usize> {
+        let mut bad = BadLines::default();
+        let mut lines = 0;
+        self.for_each_line(max_bytes, |line| {
+            lines += 1;
+            match line {
+                Line::Text { number, bytes } => {
+                    if let Err(msg) = check(bytes) {
+                        bad.report(number, msg);
+                    }
+                }
+                Line::TooLong {
+                    number,
+                    bytes,
+                    chars,
+                } => bad.report(number, too_long(chars, bytes, expected)),
+            }
+            Ok(())
+        })?;
+        bad.finish()?;
+        Ok(lines)
     }
 
     /// Call `f` on every non-empty line, lines over `max_bytes` measured instead of kept.
@@ -253,6 +285,18 @@ impl BadLines {
             if n == 1 { "" } else { "s" }
         )))
     }
+}
+
+/// One line as a transaction, or what is wrong with it.
+pub fn parse_tx(bytes: &[u8]) -> Result<Transaction, String> {
+    let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
+    s.parse::<Transaction>().map_err(|e| line_error(s, &e))
+}
+
+/// The error of a later pass that finds a line pass 1 accepted no longer there or no longer
+/// good.
+pub fn changed() -> anyhow::Error {
+    anyhow::anyhow!("the input changed while it was read (a file written to during the run?)")
 }
 
 /// The message for a line longer than a command reads.

@@ -6,12 +6,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
-use curlpow::{Error, Hash, PowOptions, Transaction};
+use curlpow::{Error, Hash, PowOptions};
 
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::exit::{Stopped, UsageError};
-use crate::input::{line_error, too_long, BadLines, Input, InputArg, MAX_TX_LINE};
-use crate::line_reader::{self, Line};
+use crate::input::{parse_tx, Input, InputArg, MAX_TX_LINE};
 use crate::output::Stdout;
 use crate::values;
 
@@ -52,26 +51,14 @@ pub fn run(a: AttachArgs) -> Result<ExitCode> {
     let checked = a.engine.check()?;
     let mut out = Stdout::open()?;
     let mut input = Input::open(&a.input)?;
-    let mut bad = BadLines::default();
     let mut txs = Vec::new();
-    let mut lines = 0usize;
-    input.for_each_line(MAX_TX_LINE, |line| {
-        lines += 1;
-        match line {
-            Line::Text { number, bytes } => match parse(bytes) {
-                Ok(tx) if txs.len() < MAX_TRANSACTIONS => txs.push(tx),
-                Ok(_) => {}
-                Err(msg) => bad.report(number, msg),
-            },
-            Line::TooLong {
-                number,
-                bytes,
-                chars,
-            } => bad.report(number, too_long(chars, bytes, "2673 trytes")),
+    let lines = input.check_lines(MAX_TX_LINE, "2673 trytes", |bytes| {
+        let tx = parse_tx(bytes)?;
+        if txs.len() < MAX_TRANSACTIONS {
+            txs.push(tx);
         }
         Ok(())
     })?;
-    bad.finish()?;
     if lines > MAX_TRANSACTIONS {
         return Err(UsageError(format!(
             "{lines} transactions: one attach takes at most {MAX_TRANSACTIONS} (a bundle)"
@@ -104,10 +91,4 @@ pub fn run(a: AttachArgs) -> Result<ExitCode> {
     }
     out.finish()?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// One line as a transaction, or what is wrong with it.
-fn parse(bytes: &[u8]) -> Result<Transaction, String> {
-    let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
-    s.parse::<Transaction>().map_err(|e| line_error(s, &e))
 }

@@ -5,12 +5,12 @@
 
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use clap::Args;
 use curlpow::{Backend, Engine, Transaction};
 
 use crate::exit::UsageError;
-use crate::input::{line_error, too_long, BadLines, Input, InputArg, MAX_TX_LINE};
+use crate::input::{changed, line_error, parse_tx, Input, InputArg, MAX_TX_LINE};
 use crate::line_reader::{self, Line};
 use crate::output::Stdout;
 
@@ -32,26 +32,11 @@ pub struct VerifyArgs {
 pub fn run_hash(a: InputArg) -> Result<ExitCode> {
     let mut out = Stdout::open()?;
     let mut input = Input::open(&a)?;
-    let mut bad = BadLines::default();
-    input.for_each_line(MAX_HASH_LINE, |line| {
-        match line {
-            Line::Text { number, bytes } => {
-                if let Err(msg) = hash_line_text(bytes) {
-                    bad.report(number, msg);
-                }
-            }
-            Line::TooLong {
-                number,
-                bytes,
-                chars,
-            } => bad.report(
-                number,
-                too_long(chars, bytes, "at most 4194304 trytes, a multiple of 81"),
-            ),
-        }
-        Ok(())
-    })?;
-    bad.finish()?;
+    input.check_lines(
+        MAX_HASH_LINE,
+        "at most 4194304 trytes, a multiple of 81",
+        |b| hash_line_text(b).map(drop),
+    )?;
     let engine = hasher()?;
     let mut chunk: Vec<String> = Vec::new();
     let mut chunk_bytes = 0;
@@ -127,23 +112,7 @@ pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
     curlpow::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
     let mut out = Stdout::open()?;
     let mut input = Input::open(&a.input)?;
-    let mut bad = BadLines::default();
-    input.for_each_line(MAX_TX_LINE, |line| {
-        match line {
-            Line::Text { number, bytes } => {
-                if let Err(msg) = parse_tx(bytes) {
-                    bad.report(number, msg);
-                }
-            }
-            Line::TooLong {
-                number,
-                bytes,
-                chars,
-            } => bad.report(number, too_long(chars, bytes, "2673 trytes")),
-        }
-        Ok(())
-    })?;
-    bad.finish()?;
+    input.check_lines(MAX_TX_LINE, "2673 trytes", |b| parse_tx(b).map(drop))?;
     let engine = hasher()?;
     let mut ok = true;
     let mut chunk: Vec<Transaction> = Vec::with_capacity(VERIFY_CHUNK);
@@ -173,13 +142,4 @@ pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-fn parse_tx(bytes: &[u8]) -> Result<Transaction, String> {
-    let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
-    s.parse::<Transaction>().map_err(|e| line_error(s, &e))
-}
-
-fn changed() -> anyhow::Error {
-    anyhow!("the input changed while it was read (a file written to during the run?)")
 }

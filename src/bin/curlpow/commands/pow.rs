@@ -15,8 +15,8 @@ use curlpow::{Engine, Error, Field, PowOptions, Transaction, TRANSACTION_TRYTES}
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::exit::{Stopped, UsageError};
 use crate::expected_time;
-use crate::input::{line_error, too_long, BadLines, Input, InputArg, MAX_TX_LINE};
-use crate::line_reader::{self, Line};
+use crate::input::{changed, parse_tx, Input, InputArg, MAX_TX_LINE};
+use crate::line_reader::Line;
 use crate::output::{errln, Stdout};
 use crate::progress::Progress;
 use crate::values;
@@ -55,23 +55,7 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
     let mut input = Input::open(&a.input)?;
 
     // Pass 1: every line checked, bad ones named as they are found.
-    let mut bad = BadLines::default();
-    let mut count = 0usize;
-    input.for_each_line(MAX_TX_LINE, |line| {
-        match line {
-            Line::Text { number, bytes } => match parse(bytes) {
-                Ok(_) => count += 1,
-                Err(msg) => bad.report(number, msg),
-            },
-            Line::TooLong {
-                number,
-                bytes,
-                chars,
-            } => bad.report(number, too_long(chars, bytes, "2673 trytes")),
-        }
-        Ok(())
-    })?;
-    bad.finish()?;
+    let count = input.check_lines(MAX_TX_LINE, "2673 trytes", |b| parse_tx(b).map(drop))?;
     if count == 0 {
         out.finish()?;
         return Ok(ExitCode::SUCCESS);
@@ -154,22 +138,12 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One line as a transaction, or what is wrong with it.
-fn parse(bytes: &[u8]) -> Result<Transaction, String> {
-    let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
-    s.parse::<Transaction>().map_err(|e| line_error(s, &e))
-}
-
 /// A line of a later pass: pass 1 found it good, so an error means the input changed.
 fn reparse(line: &Line<'_>) -> Result<Transaction> {
     match line {
-        Line::Text { bytes, .. } => parse(bytes).map_err(|_| changed()),
+        Line::Text { bytes, .. } => parse_tx(bytes).map_err(|_| changed()),
         Line::TooLong { .. } => Err(changed()),
     }
-}
-
-fn changed() -> anyhow::Error {
-    anyhow!("the input changed while it was read (a file written to during the run?)")
 }
 
 /// Search one chunk; each result's nonce kept, the finished searches counted in `done`. The
