@@ -12,3 +12,15 @@ pub fn trits(seed: u64) -> impl Iterator<Item = i8> {
         (s % 3) as i8 - 1
     })
 }
+
+/// Endless pseudo-random tryte characters from `seed`: the same generator as [`trits`], each
+/// state taken mod 27 into [`TRYTE_ALPHABET`](crate::TRYTE_ALPHABET).
+pub fn trytes(seed: u64) -> impl Iterator<Item = u8> {
+    let mut s = seed | 1;
+    std::iter::repeat_with(move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        crate::TRYTE_ALPHABET[(s % 27) as usize]
+    })
+}

@@ -20,7 +20,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use curlpow::{Engine, Transaction, TRANSACTION_TRYTES, TRYTE_ALPHABET};
+use curlpow::{Engine, Transaction, TRANSACTION_TRYTES};
 
 type Init = unsafe extern "C" fn(*mut c_void) -> bool;
 type Entry = unsafe extern "C" fn(*mut i8, c_int, c_int) -> *mut i8;
@@ -121,16 +121,12 @@ fn load(path: &Path) -> Result<Dcurl, String> {
 }
 
 fn transactions(n: usize) -> Vec<String> {
-    let mut s = 0x2545_F491_4F6C_DD1Du64;
+    let mut trytes = curlpow::internal::xorshift::trytes(0x2545_F491_4F6C_DD1D);
     (0..n)
         .map(|_| {
-            (0..TRANSACTION_TRYTES)
-                .map(|_| {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    TRYTE_ALPHABET[(s % 27) as usize] as char
-                })
+            (&mut trytes)
+                .take(TRANSACTION_TRYTES)
+                .map(char::from)
                 .collect()
         })
         .collect()

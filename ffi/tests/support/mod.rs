@@ -291,17 +291,12 @@ pub fn check_results(stdout: &str) -> usize {
 
 /// `count` distinct pseudo-random transactions (xorshift64), as trytes.
 pub fn random_transactions(seed: u64, count: usize) -> Vec<String> {
-    let alphabet = curlpow::TRYTE_ALPHABET;
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut trytes = curlpow::internal::xorshift::trytes(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     (0..count)
         .map(|_| {
-            (0..TRANSACTION_TRYTES)
-                .map(|_| {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    alphabet[(s % 27) as usize] as char
-                })
+            (&mut trytes)
+                .take(TRANSACTION_TRYTES)
+                .map(char::from)
                 .collect()
         })
         .collect()
