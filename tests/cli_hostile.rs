@@ -7,35 +7,16 @@
 //! figures that `docs/hardening.md` records.
 
 mod cli_support;
+mod common;
 
 use std::time::Instant;
 
 use cli_support::{command, example, run_measured, Run};
+use common::Rng;
 
 const ALPHABET: &[u8] = b"9ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 /// Peak memory allowed for any run, KiB.
 const MAX_RSS_KIB: u64 = 100 * 1024;
-
-/// xorshift64: deterministic per seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
 
 /// Characters people and programs put where trytes belong.
 const BAD_CHARS: &[&str] = &[

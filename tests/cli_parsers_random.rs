@@ -5,23 +5,12 @@
 
 #[path = "../fuzz/checks.rs"]
 mod checks;
+mod common;
 #[path = "../src/bin/curlpow/line_reader.rs"]
 #[allow(dead_code)]
 mod line_reader;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use common::Rng;
 
 const PIECES: &[&[u8]] = &[
     b"9",
