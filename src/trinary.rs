@@ -121,13 +121,18 @@ pub fn is_trytes(bytes: &[u8]) -> bool {
     })
 }
 
+/// The index of the first byte that is not a tryte character, if any (the fast check first).
+pub(crate) fn first_non_tryte(bytes: &[u8]) -> Option<usize> {
+    if is_trytes(bytes) {
+        return None;
+    }
+    bytes.iter().position(|&b| tryte_value(b).is_none())
+}
+
 /// The number of trytes in `s`, or the first character that is not one. Every character before
 /// the first bad one is an ASCII tryte, so its byte index is its character index.
 pub(crate) fn check_trytes(s: &str) -> Result<usize, TryteError> {
-    if is_trytes(s.as_bytes()) {
-        return Ok(s.len());
-    }
-    match s.bytes().position(|b| tryte_value(b).is_none()) {
+    match first_non_tryte(s.as_bytes()) {
         None => Ok(s.len()),
         Some(i) => Err(TryteError::BadChar {
             column: i + 1,

@@ -13,7 +13,6 @@
 
 use crate::error::TryteError;
 use crate::transaction::{Transaction, TRANSACTION_TRYTES};
-use crate::trinary::TRYTE_ALPHABET;
 
 /// The most MWM digits a request carries (243 has three).
 const MAX_MWM_DIGITS: usize = 3;
@@ -88,10 +87,7 @@ pub struct Request {
 
 /// The first non-tryte byte of `bytes`, as a [`TryteError`] with its 1-based column.
 fn check_trytes(bytes: &[u8]) -> Result<(), TryteError> {
-    if crate::trinary::is_trytes(bytes) {
-        return Ok(());
-    }
-    match bytes.iter().position(|b| !TRYTE_ALPHABET.contains(b)) {
+    match crate::trinary::first_non_tryte(bytes) {
         None => Ok(()),
         Some(i) => Err(TryteError::BadChar {
             column: i + 1,
@@ -182,6 +178,7 @@ pub fn format_error_reply(reason: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trinary::TRYTE_ALPHABET;
 
     fn tx() -> Transaction {
         let t: String = (0..TRANSACTION_TRYTES)
