@@ -87,7 +87,10 @@ typedef struct curlpow_device {
 /*
  * Build the process's engine (shared with the dcurl_* and ccurl_* functions): a CPU pool of
  * `threads` (0 = CURLPOW_THREADS, else one per core) and every GPU a compiled backend finds.
- * CURLPOW_OK also when it exists already (the first call's settings stand until destroy).
+ * The pool is at most 4 threads per logical CPU and at least 64: a larger `threads` (or
+ * CURLPOW_THREADS) returns CURLPOW_ERR_INIT at once, curlpow_last_error() naming the bound.
+ * Devices are discovered once per process; an init after destroy reuses them. CURLPOW_OK also
+ * when the engine exists already (the first call's settings stand until destroy).
  */
 curlpow_status curlpow_init(unsigned threads);
 

@@ -24,10 +24,12 @@ typedef struct {
 } dcurl_config;
 
 /*
- * Build the process's engine: one CPU thread pool (CURLPOW_THREADS threads, else one per core)
- * and every GPU a compiled backend finds. config may be NULL. Returns true when at least one
- * device works (the CPU always does). A second call is harmless; a call after dcurl_destroy
- * builds a new engine.
+ * Build the process's engine: one CPU thread pool (CURLPOW_THREADS threads, else one per core;
+ * CURLPOW_THREADS is at most 4 per logical CPU and at least 64, past it init returns false and
+ * curlpow_last_error() names the bound) and every GPU a compiled backend finds. config may be
+ * NULL. Returns true when at least one device works (the CPU always does). A second call is
+ * harmless; a call after dcurl_destroy builds a new engine, reusing the devices the first init
+ * discovered (a warm init takes milliseconds and prints nothing).
  */
 bool dcurl_init(dcurl_config *config);
 
@@ -41,9 +43,9 @@ void dcurl_destroy(void);
  * Proof of work on one transaction. Reads the first 2673 bytes of trytes (ASCII, 9 and A-Z; the
  * buffer need not be NUL-terminated, and a NUL before byte 2673 is an error). Returns a buffer
  * from malloc holding the 2673 trytes with the nonce set, then a NUL; free() it. mwm: 0..=243
- * (mainnet 14, testnet 9). threads: at most this many CPU threads for this call; 0 = the whole
- * pool. Returns NULL on any failure (not initialised, NULL or bad input, mwm out of range,
- * negative threads, cancelled by dcurl_destroy). Thread-safe: concurrent calls each wait for a
+ * (mainnet 14, testnet 9). threads: at most this many CPU threads for this call; 0 or negative =
+ * the whole pool (dcurl's default). Returns NULL on any failure (not initialised, NULL or bad
+ * input, mwm out of range, cancelled by dcurl_destroy). Thread-safe: concurrent calls each wait for a
  * free device. The nonce is checked on the host before it is returned.
  */
 int8_t *dcurl_entry(int8_t *trytes, int mwm, int threads);

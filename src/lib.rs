@@ -65,7 +65,7 @@ pub mod search;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(any(feature = "server", feature = "broker"))]
-mod signals;
+pub mod signals;
 mod transaction;
 mod trinary;
 #[cfg(feature = "wgpu")]
@@ -76,7 +76,7 @@ pub mod xorshift;
 
 pub use attach::{Attached, Hash, MAX_TIMESTAMP};
 pub use control::CancelToken;
-pub use cpu::CpuKernel;
+pub use cpu::{max_threads, CpuKernel};
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
 pub use engine::{

@@ -801,7 +801,25 @@ fn worker_usage_errors_exit_2_without_showing_the_password() {
                 "--prefetch",
                 "0",
             ],
-            "prefetch must be at least 1",
+            "--prefetch 0 is out of range (1 to 65535",
+        ),
+        (
+            vec![
+                "--broker",
+                "amqp://u:hunter2@127.0.0.1/%2f",
+                "--shutdown-grace",
+                "1e10",
+            ],
+            "--shutdown-grace 10000000000 is out of range (0 to 1e9 seconds)",
+        ),
+        (
+            vec![
+                "--broker",
+                "amqp://u:hunter2@127.0.0.1/%2f",
+                "--log",
+                "bogus",
+            ],
+            "--log \"bogus\" is not a log level",
         ),
         (
             vec![
@@ -810,7 +828,7 @@ fn worker_usage_errors_exit_2_without_showing_the_password() {
                 "--max-mwm",
                 "300",
             ],
-            "out of range",
+            "--max-mwm 300 is out of range (0..=243)",
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_curlpow"))
@@ -825,4 +843,170 @@ fn worker_usage_errors_exit_2_without_showing_the_password() {
         assert!(err.contains(words), "{args:?}: {err}");
         assert!(!err.contains("hunter2"), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_request_whose_reply_is_refused_is_rejected_after_one_retry_and_never_delays_the_next() {
+    let Some((_g, mut amqp, queue)) = setup("poison") else {
+        return;
+    };
+    // One job at a time, so a looping request would hold the good one behind it forever.
+    let mut w = Proc::worker(&queue, "w-poison", &["--prefetch", "1"]);
+    let full = broker_client::unique_queue("full-reply");
+    amqp.refusing_queue(&full);
+    let callback = amqp.dcurl_callback_queue();
+    let mut replies = amqp.consume(callback.as_str());
+    let poison = common::random_tx(61);
+    let good = common::random_tx(62);
+    amqp.publish(
+        &queue,
+        &format_request(&poison, 9),
+        props_with_id(&ShortString::from(full.clone()), "poison"),
+    );
+    amqp.publish(
+        &queue,
+        &format_request(&good, 9),
+        props_with_id(&callback, "good"),
+    );
+    let t0 = Instant::now();
+    let d = amqp
+        .next(&mut replies, Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("the good request was never answered; log {:?}", w.log()));
+    let waited = t0.elapsed();
+    assert_eq!(
+        d.properties.correlation_id().as_ref().unwrap().as_str(),
+        "good"
+    );
+    check_reply(&good, 9, &d);
+    // Rejected once, logged once, not looping: a second later nothing more happened.
+    wait_until(Duration::from_secs(10), "the rejection", || {
+        w.lines_with("request rejected, not requeued") == 1
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(amqp.ready(&queue), 0);
+    w.signal("-TERM");
+    let status = w.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "{status:?}; log {:?}", w.log());
+    let log = w.log();
+    assert_eq!(w.lines_with("request rejected, not requeued"), 1, "{log:?}");
+    let stopped = log
+        .iter()
+        .find(|l| l.starts_with("curlpow: stopped"))
+        .unwrap_or_else(|| panic!("no stopped line: {log:?}"));
+    assert!(
+        stopped.contains("1 answered, 1 rejected, 1 requeued"),
+        "{stopped}"
+    );
+    // The log names the request by a bounded preview, never its whole body.
+    assert!(log.iter().all(|l| l.len() < 2048), "{log:?}");
+    eprintln!("the good request behind the refused one answered after {waited:?}");
+}
+
+#[test]
+fn an_unroutable_reply_is_one_short_log_line() {
+    let Some((_g, amqp, queue)) = setup("unroutable") else {
+        return;
+    };
+    let mut w = Proc::worker(&queue, "w-unroutable", &[]);
+    let gone = ShortString::from(broker_client::unique_queue("no-such-queue"));
+    amqp.publish(
+        &queue,
+        &format_request(&common::random_tx(63), 5),
+        props_with_id(&gone, "nobody"),
+    );
+    wait_until(Duration::from_secs(60), "the unroutable reply", || {
+        w.lines_with("reply queue gone") == 1
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    w.signal("-TERM");
+    assert!(w.wait_exit(Duration::from_secs(60)).success());
+    let log = w.log();
+    let longest = log.iter().map(String::len).max().unwrap_or(0);
+    assert!(longest < 1024, "a log line of {longest} bytes: {log:?}");
+    assert!(
+        log.iter()
+            .all(|l| !l.contains("Server returned us a message")),
+        "{log:?}"
+    );
+}
+
+/// `curlpow worker --software`: PoCL and lavapipe loaded (each installs signal handlers of its
+/// own). Skips without them (a failure under `CURLPOW_REQUIRE_BACKENDS`).
+fn worker_with_drivers(queue: &str, name: &str) -> Option<Proc> {
+    let out = Command::new(env!("CARGO_BIN_EXE_curlpow"))
+        .args(["devices", "--software"])
+        .output()
+        .expect("curlpow devices");
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    let opencl = common::gpu_available("opencl", listed.contains("opencl:"));
+    let wgpu = common::gpu_available("wgpu", listed.contains("wgpu:"));
+    if !(opencl && wgpu) {
+        return None;
+    }
+    let url = broker_url();
+    let args = [
+        "worker",
+        "--broker",
+        &url,
+        "--queue",
+        queue,
+        "--name",
+        name,
+        "--software",
+        "--threads",
+        "2",
+        "--prefetch",
+        "3",
+    ];
+    Some(Proc::start(&args, "consuming").0)
+}
+
+fn drain_with_drivers_loaded(sig: &str, word: &str) {
+    let Some((_g, amqp, queue)) = setup(&format!("drivers{word}")) else {
+        return;
+    };
+    let Some(mut w) = worker_with_drivers(&queue, &format!("w-drivers-{word}")) else {
+        return;
+    };
+    let callback = amqp.dcurl_callback_queue();
+    let mut replies = amqp.consume(callback.as_str());
+    let jobs = publish_jobs(&amqp, &queue, &callback, 5, 12, 800);
+    wait_until(Duration::from_secs(60), "the worker to take jobs", || {
+        amqp.ready(&queue) <= 2
+    });
+    w.signal(sig);
+    let status = w.wait_exit(Duration::from_secs(120));
+    let log = w.log();
+    assert_eq!(status.code(), Some(0), "{status:?}; log {log:?}");
+    assert!(
+        log.iter()
+            .any(|l| l.contains(&format!("curlpow: {word}: draining"))),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l.starts_with("curlpow: stopped")),
+        "{log:?}"
+    );
+    // Every job held was answered with a valid PoW or went back to the queue: none lost.
+    let mut answered = HashSet::new();
+    while let Some(d) = amqp.next(&mut replies, Duration::from_millis(500)) {
+        let id = d.properties.correlation_id().as_ref().unwrap().to_string();
+        check_reply(&jobs[&id], 12, &d);
+        answered.insert(id);
+    }
+    assert!(
+        !answered.is_empty(),
+        "the jobs in flight were finished; log {log:?}"
+    );
+    assert_eq!(answered.len() as u32 + amqp.ready(&queue), 5, "log {log:?}");
+}
+
+#[test]
+fn sigterm_with_the_drivers_loaded_drains_and_exits_0() {
+    drain_with_drivers_loaded("-TERM", "SIGTERM");
+}
+
+#[test]
+fn sigint_with_the_drivers_loaded_drains_and_exits_0() {
+    drain_with_drivers_loaded("-INT", "SIGINT");
 }

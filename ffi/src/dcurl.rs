@@ -11,7 +11,7 @@ use std::ptr;
 
 use curlpow::PowOptions;
 
-use crate::boundary::{self, check_mwm, guard, malloc_string, read_transaction, Failure, InputEnd};
+use crate::boundary::{check_mwm, guard, malloc_string, read_transaction, InputEnd};
 use crate::state::{self, Api, Config};
 
 /// dcurl's configuration (`dcurl_config` in `include/dcurl.h`).
@@ -49,9 +49,10 @@ pub extern "C" fn dcurl_destroy() {
 /// Proof of work on one transaction: reads the first 2673 bytes of `trytes` (ASCII trytes,
 /// `9A-Z`; a NUL before them is an error, nothing after them is read) and returns a buffer
 /// from `malloc` holding the 2673 trytes with the nonce set and a trailing NUL; the caller
-/// `free`s it. `threads` caps the CPU threads of this call (0: the whole pool; more than the
-/// pool: the whole pool). NULL on any failure: not initialised, NULL or bad input, `mwm`
-/// outside 0..=243, negative `threads`, cancelled by [`dcurl_destroy`]; the reason is in
+/// `free`s it. `threads` caps the CPU threads of this call (0 or negative: the whole pool, as
+/// dcurl's default; more than the pool: the whole pool). NULL on any failure: not
+/// initialised, NULL or bad input, `mwm` outside 0..=243, cancelled by [`dcurl_destroy`]; the
+/// reason is in
 /// `curlpow_last_error()`. Safe to call from many threads at once: each call waits for a free
 /// device.
 ///
@@ -63,12 +64,8 @@ pub unsafe extern "C" fn dcurl_entry(trytes: *mut i8, mwm: c_int, threads: c_int
         // SAFETY: the caller's contract above.
         let tx = unsafe { read_transaction(trytes.cast_const().cast(), InputEnd::First2673) }?;
         let mwm = check_mwm(mwm)?;
-        let threads = usize::try_from(threads).map_err(|_| {
-            Failure::new(
-                boundary::Status::InvalidArgument,
-                format!("threads {threads} is negative (0 = the default)"),
-            )
-        })?;
+        // dcurl: threads <= 0 is the default (every thread).
+        let threads = usize::try_from(threads).unwrap_or(0);
         let call = state::begin(Api::Dcurl, None, "dcurl_init")?;
         let opts = PowOptions::mwm(mwm)
             .cancel(call.cancel_token())

@@ -217,8 +217,9 @@ unsafe fn read_options(p: *const curlpow_options) -> Result<Options, Failure> {
 }
 
 /// Build the process's engine with a CPU pool of `threads` (0: `CURLPOW_THREADS`, else every
-/// core). `CURLPOW_OK` also when it already exists (the first call's settings stand until
-/// [`curlpow_destroy`]).
+/// core), at most [`curlpow::max_threads`] (4 per logical CPU, at least 64): more is
+/// `CURLPOW_ERR_INIT` at once, the message naming the bound. `CURLPOW_OK` also when it already
+/// exists (the first call's settings stand until [`curlpow_destroy`]).
 #[no_mangle]
 pub extern "C" fn curlpow_init(threads: c_uint) -> c_int {
     guard_status(|| {

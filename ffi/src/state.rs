@@ -55,7 +55,9 @@ pub(crate) struct Config {
 }
 
 fn build(st: &mut State, config: Config) -> Result<(), Failure> {
-    let mut b = Engine::builder();
+    // Devices are discovered once per process: an init after destroy reuses them (a warm init
+    // takes milliseconds and loads no driver again).
+    let mut b = Engine::builder().reuse_discovery(true);
     if let Some(n) = config.threads {
         b = b.threads(n);
     }

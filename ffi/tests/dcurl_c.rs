@@ -38,10 +38,35 @@ fn ten_threads_at_mwm_9() {
 }
 
 #[test]
-fn bad_input_of_every_kind_is_null() {
+fn bad_input_of_every_kind_is_null_and_negative_threads_are_the_default() {
     if let Some(out) = run("bad_input") {
-        assert_eq!(support::check_results(&out), 1);
+        // threads -1 and -2 (dcurl's default), then the good call after the bad ones.
+        assert_eq!(support::check_results(&out), 3);
     }
+}
+
+/// Init prints nothing (no driver's noise, with no XDG_RUNTIME_DIR as under a service or in
+/// CI) and an init after destroy reuses the devices the first one found: at most 20 ms.
+#[test]
+fn init_is_quiet_and_a_warm_init_is_fast() {
+    let Some(exe) = support::c_program(&PROGRAM, "dcurl_test.c", "dcurl") else {
+        return;
+    };
+    let o = support::run_with_env_removed(
+        &exe,
+        &["warm_init"],
+        Duration::from_secs(120),
+        &["XDG_RUNTIME_DIR"],
+    );
+    let out = support::assert_success("dcurl_test warm_init", &o);
+    assert!(out.contains("ok warm_init"), "{out}");
+    eprintln!(
+        "{}",
+        out.lines().find(|l| l.starts_with("init:")).unwrap_or("")
+    );
+    assert_eq!(support::check_results(&out), 6);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.trim().is_empty(), "init wrote to stderr: {err}");
 }
 
 #[test]

@@ -68,3 +68,23 @@ fn destroy_cancels_and_init_works_again() {
         assert_eq!(support::check_results(&out), 1);
     }
 }
+
+/// `curlpow_init` past the stated thread bound, and `CURLPOW_THREADS` past it: refused at once
+/// with a message naming the bound (`curlpow_init(UINT_MAX)` used to create threads until
+/// killed).
+#[test]
+fn thread_counts_past_the_bound_are_refused_at_once() {
+    if run("thread_cap").is_none() {
+        return;
+    }
+    let exe = support::c_program(&PROGRAM, "native_test.c", "dcurl").expect("built above");
+    let o = support::run_with_env(
+        &exe,
+        &["thread_cap"],
+        false,
+        Duration::from_secs(60),
+        &[("CURLPOW_THREADS", std::path::Path::new("1000000"))],
+    );
+    let out = support::assert_success("native_test thread_cap, CURLPOW_THREADS=1000000", &o);
+    assert!(out.contains("ok thread_cap"), "{out}");
+}

@@ -34,7 +34,7 @@ use std::time::Duration;
 use lapin::uri::{AMQPScheme, AMQPUri};
 
 pub use remote::{remote_devices, RemoteConfig};
-pub use worker::{Worker, WorkerConfig, WorkerStats};
+pub use worker::{Worker, WorkerConfig, WorkerStats, MAX_REPLY_ATTEMPTS};
 
 /// dcurl's request queue.
 pub const DEFAULT_QUEUE: &str = "incoming_queue";

@@ -12,6 +12,11 @@
 //! - **checks every request** (length, trytes, MWM range and `max_mwm`): a malformed one gets an
 //!   error reply (see [`protocol`](super::protocol)) and is rejected without requeue, never
 //!   retried forever;
+//! - **never loops on a request it cannot answer**: a reply the broker refuses (a `reply_to`
+//!   queue that is full, say `x-max-length 0` with `x-overflow reject-publish`) sends the
+//!   request back to the queue once, its result kept, so the second delivery only publishes
+//!   again; refused again, the request is rejected without requeue and logged once (see
+//!   [`MAX_REPLY_ATTEMPTS`]);
 //! - copies the request's `correlation_id` to the reply, so newer clients can match replies;
 //! - **reconnects with backoff** when the broker goes away (requests it held go back to the
 //!   queue), and on shutdown stops consuming, lets the jobs it holds finish within a grace
@@ -20,9 +25,12 @@
 //! The PoW runs on tokio's blocking threads (at most `prefetch` at once), never on the async
 //! runtime's worker, which only moves messages.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use lapin::message::Delivery;
 use lapin::options::{
@@ -39,12 +47,36 @@ use super::protocol::{self, ERROR_TYPE, HEADER_ERROR, HEADER_NONCES, HEADER_REDE
 use super::protocol::{HEADER_WORKER, MAX_MWM};
 use super::{connect, declare_queue, queue_name, Backoff, BrokerError, BrokerUrl, DEFAULT_QUEUE};
 use crate::control::CancelToken;
-use crate::engine::{Engine, PowOptions, PowResult};
+use crate::engine::{Engine, PowOptions};
 use crate::error::Error;
 use crate::signals::Signals;
 
 /// AMQP delivery mode 2: persistent (what dcurl's peers send).
 const PERSISTENT: u8 = 2;
+
+/// Deliveries of one request whose reply the broker refuses before it is rejected without
+/// requeue: the first refusal sends it back to the queue (the reply queue may have room a moment
+/// later), the second ends it. A delivery's number is `x-delivery-count` + 1 where the queue
+/// counts (quorum queues), else 2 for a redelivered request and 1 for a new one.
+pub const MAX_REPLY_ATTEMPTS: u64 = 2;
+
+/// Results kept for requests whose reply was refused, so that their redelivery publishes again
+/// without a second search (oldest dropped first).
+const REFUSED_KEPT: usize = 64;
+
+/// Bytes of a message body shown in a log line; the rest is counted, never logged.
+pub(crate) const LOG_PREVIEW_BYTES: usize = 48;
+
+/// The first [`LOG_PREVIEW_BYTES`] bytes of `body`, escaped, and how many there were: what a
+/// log line may say about a body.
+pub(crate) fn body_preview(body: &[u8]) -> String {
+    let shown = &body[..body.len().min(LOG_PREVIEW_BYTES)];
+    let mut s: String = shown.escape_ascii().to_string();
+    if body.len() > shown.len() {
+        s.push_str(&format!("... ({} bytes)", body.len()));
+    }
+    s
+}
 
 /// `curlpow worker`'s settings. Build with [`WorkerConfig::new`] and change the fields.
 #[derive(Debug, Clone)]
@@ -148,6 +180,57 @@ struct Shared {
     queue: ShortString,
     prefetch: u16,
     counters: Counters,
+    /// The results of requests whose reply was refused, for their redelivery.
+    refused: Mutex<VecDeque<Refused>>,
+}
+
+/// A result the broker refused to route to `reply_to`.
+struct Refused {
+    request: Vec<u8>,
+    reply_to: ShortString,
+    reply: Vec<u8>,
+    nonces: u64,
+}
+
+impl Shared {
+    fn keep_refused(&self, r: Refused) {
+        let mut q = self.refused.lock();
+        if q.len() == REFUSED_KEPT {
+            q.pop_front();
+        }
+        q.push_back(r);
+    }
+
+    /// The kept result for this request and reply queue, taken out of the list.
+    fn take_refused(&self, request: &[u8], reply_to: &ShortString) -> Option<Refused> {
+        let mut q = self.refused.lock();
+        let i = q
+            .iter()
+            .position(|r| r.request == request && &r.reply_to == reply_to)?;
+        q.remove(i)
+    }
+}
+
+/// Which delivery of its request `d` is (1 for the first).
+fn delivery_number(d: &Delivery) -> u64 {
+    let count = d
+        .properties
+        .headers()
+        .as_ref()
+        .and_then(|h| h.inner().get("x-delivery-count").cloned())
+        .and_then(|v| match v {
+            AMQPValue::LongLongInt(n) => u64::try_from(n).ok(),
+            AMQPValue::LongInt(n) => u64::try_from(n).ok(),
+            AMQPValue::LongUInt(n) => Some(u64::from(n)),
+            AMQPValue::ShortInt(n) => u64::try_from(n).ok(),
+            AMQPValue::ShortUInt(n) => Some(u64::from(n)),
+            _ => None,
+        });
+    match count {
+        Some(n) => n.saturating_add(1),
+        None if d.redelivered => 2,
+        None => 1,
+    }
 }
 
 /// A running worker: its own small async runtime for the broker connection, the engine's
@@ -228,6 +311,7 @@ impl Worker {
             queue,
             prefetch,
             counters: Counters::default(),
+            refused: Mutex::new(VecDeque::new()),
         });
         let (run, run_rx) = watch::channel(Run::Consume);
         let task = runtime.spawn(consume_until_stopped(shared.clone(), run_rx));
@@ -261,7 +345,7 @@ impl Worker {
     /// Block until SIGTERM or SIGINT (Ctrl-C elsewhere); returns the signal's name.
     pub fn wait_for_signal(&mut self) -> &'static str {
         match (self.runtime.as_ref(), self.signals.as_mut()) {
-            (Some(rt), Some(s)) => rt.block_on(s.recv()),
+            (Some(rt), Some(s)) => s.wait(rt),
             _ => "none",
         }
     }
@@ -497,6 +581,12 @@ async fn handle(shared: Arc<Shared>, ch: Channel, d: Delivery, cancel: CancelTok
         )
         .await;
     };
+    if d.redelivered || delivery_number(&d) > 1 {
+        if let Some(kept) = shared.take_refused(&d.data, &reply_to) {
+            // Its reply was refused before: publish the result again, no second search.
+            return reply(&shared, &ch, &d, &reply_to, kept.reply, kept.nonces).await;
+        }
+    }
     let engine = shared.engine.clone();
     let opts = shared
         .config
@@ -515,27 +605,59 @@ async fn handle(shared: Arc<Shared>, ch: Channel, d: Delivery, cancel: CancelTok
             return pow_failed(&shared, &ch, &d, &reply_to, &Error::Pool(e.to_string())).await;
         }
     };
-    reply(&shared, &ch, &d, &reply_to, &done).await;
+    let nonces = done.report.nonces;
+    reply(
+        &shared,
+        &ch,
+        &d,
+        &reply_to,
+        protocol::format_reply(&done.transaction),
+        nonces,
+    )
+    .await;
 }
 
 /// Publish the result, then acknowledge the request: only once the broker confirmed the reply.
+/// A reply the broker refuses sends the request back to the queue, its result kept, up to
+/// [`MAX_REPLY_ATTEMPTS`] deliveries; then the request is rejected without requeue.
 async fn reply(
     shared: &Shared,
     ch: &Channel,
     d: &Delivery,
     reply_to: &ShortString,
-    done: &PowResult,
+    body: Vec<u8>,
+    nonces: u64,
 ) {
     let mut headers = FieldTable::default();
     headers.insert(
         HEADER_NONCES.into(),
-        AMQPValue::LongLongInt(i64::try_from(done.report.nonces).unwrap_or(i64::MAX)),
+        AMQPValue::LongLongInt(i64::try_from(nonces).unwrap_or(i64::MAX)),
     );
     let props = reply_properties(shared, d, headers);
-    let body = protocol::format_reply(&done.transaction);
     match publish(ch, reply_to, &body, props).await {
         Ok(Confirmation::Nack(_)) => {
-            tracing::warn!(%reply_to, "the broker refused the reply; the request goes back to the queue");
+            let delivery = delivery_number(d);
+            if delivery >= MAX_REPLY_ATTEMPTS {
+                bump(&shared.counters.rejected);
+                tracing::warn!(
+                    %reply_to,
+                    delivery,
+                    request = %body_preview(&d.data),
+                    "the broker refused the reply again; request rejected, not requeued"
+                );
+                let opts = BasicRejectOptions { requeue: false };
+                if let Err(e) = d.acker.reject(opts).await {
+                    tracing::warn!("rejecting a request failed: {e}");
+                }
+                return;
+            }
+            tracing::debug!(%reply_to, delivery, "the broker refused the reply; the request goes back to the queue once");
+            shared.keep_refused(Refused {
+                request: d.data.clone(),
+                reply_to: reply_to.clone(),
+                reply: body,
+                nonces,
+            });
             bump(&shared.counters.requeued);
             nack(d).await;
         }
@@ -548,7 +670,7 @@ async fn reply(
             match d.acker.ack(BasicAckOptions::default()).await {
                 Ok(_) => {
                     bump(&shared.counters.done);
-                    tracing::debug!(%reply_to, nonces = done.report.nonces, "answered");
+                    tracing::debug!(%reply_to, nonces, "answered");
                 }
                 // The reply is out; the broker will hand the request out again (a duplicate).
                 Err(e) => tracing::warn!(%reply_to, "acknowledging after the reply failed: {e}"),
@@ -599,6 +721,7 @@ async fn reject(
     tracing::warn!(
         reason,
         bytes = d.data.len(),
+        request = %body_preview(&d.data),
         reply_to = reply_to.map(ShortString::as_str),
         "rejected a request"
     );

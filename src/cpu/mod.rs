@@ -14,7 +14,7 @@ pub(crate) mod transpose;
 mod wavefront;
 
 pub use platform::CpuKernel;
-pub use pool::{default_threads, PoolConfig};
+pub use pool::{check_threads, default_threads, max_threads, PoolConfig};
 
 use std::sync::atomic::AtomicBool;
 

@@ -22,6 +22,7 @@ pub struct EngineBuilder {
     wgpu_32bit: bool,
     extra: Vec<Arc<dyn Device>>,
     policy: Policy,
+    reuse_discovery: bool,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -35,7 +36,8 @@ impl std::fmt::Debug for EngineBuilder {
 }
 
 impl EngineBuilder {
-    /// CPU pool size (default: `CURLPOW_THREADS`, else the available parallelism).
+    /// CPU pool size (default: `CURLPOW_THREADS`, else the available parallelism): 1 to
+    /// [`max_threads`](crate::max_threads); [`build`](Self::build) refuses more.
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = Some(n);
         self
@@ -70,6 +72,18 @@ impl EngineBuilder {
     /// `CURLPOW_WGPU_LANES=32`).
     pub fn force_32bit_lanes(mut self, on: bool) -> Self {
         self.wgpu_32bit = on;
+        self
+    }
+
+    /// Reuse the GPU devices an earlier build in this process discovered with the same backend
+    /// and options (default off: every build discovers). Discovery loads drivers and opens
+    /// every device, tens to hundreds of milliseconds; with this on it runs once per process and
+    /// backend, and an engine built again after the last one was dropped (the C library's
+    /// init after destroy) starts in milliseconds. The devices stay open between engines; the
+    /// settings read from the environment at discovery (`CURLPOW_GPU_LAUNCH_ITEMS`, …) stay as
+    /// they were then.
+    pub fn reuse_discovery(mut self, on: bool) -> Self {
+        self.reuse_discovery = on;
         self
     }
 
@@ -108,7 +122,7 @@ impl EngineBuilder {
     pub fn build(self) -> Result<Engine, Error> {
         let threads = match self.threads {
             Some(0) => return Err(Error::Config("threads must be at least 1".into())),
-            Some(n) => n,
+            Some(n) => cpu::check_threads("threads ", n)?,
             None => cpu::default_threads()?,
         };
         let kernel = match self.kernel {
@@ -129,19 +143,24 @@ impl EngineBuilder {
             devices.push(cpu.clone());
         }
         let mut warnings = Vec::new();
+        let reuse = self.reuse_discovery;
+        let _ = (&discover, self.wgpu_32bit, reuse);
         #[cfg(feature = "opencl")]
         if wants(Backend::Opencl) {
-            let d = crate::opencl::discover(&discover);
+            let key = (Backend::Opencl, discover.include_software, false);
+            let d = discovered(reuse, key, || crate::opencl::discover(&discover));
             devices.extend(d.devices);
             warnings.extend(d.warnings);
         }
         #[cfg(feature = "wgpu")]
         if wants(Backend::Wgpu) {
-            let d = crate::wgpu::discover(&discover, self.wgpu_32bit);
+            let key = (Backend::Wgpu, discover.include_software, self.wgpu_32bit);
+            let d = discovered(reuse, key, || {
+                crate::wgpu::discover(&discover, self.wgpu_32bit)
+            });
             devices.extend(d.devices);
             warnings.extend(d.warnings);
         }
-        let _ = (&discover, self.wgpu_32bit);
         devices.extend(self.extra);
         let (devices, notes) = registry::dedupe(devices);
         warnings.extend(notes);
@@ -161,4 +180,39 @@ impl EngineBuilder {
             }),
         })
     }
+}
+
+/// What one backend's discovery is keyed by when it is reused: the backend, whether software
+/// drivers are included, 32-bit wgpu lanes.
+#[cfg(any(feature = "opencl", feature = "wgpu"))]
+type DiscoveryKey = (Backend, bool, bool);
+
+/// The discoveries kept for [`EngineBuilder::reuse_discovery`], one per key.
+#[cfg(any(feature = "opencl", feature = "wgpu"))]
+type KeptDiscoveries = Vec<(DiscoveryKey, Vec<Arc<dyn Device>>, Vec<String>)>;
+
+#[cfg(any(feature = "opencl", feature = "wgpu"))]
+static KEPT: parking_lot::Mutex<KeptDiscoveries> = parking_lot::const_mutex(Vec::new());
+
+/// `discover()`, or with `reuse` the devices and warnings a first call with the same key found
+/// (that first call runs under the lock, so two builds at once discover once).
+#[cfg(any(feature = "opencl", feature = "wgpu"))]
+fn discovered(
+    reuse: bool,
+    key: DiscoveryKey,
+    discover: impl FnOnce() -> crate::device::Discovery,
+) -> crate::device::Discovery {
+    if !reuse {
+        return discover();
+    }
+    let mut kept = KEPT.lock();
+    if let Some((_, devices, warnings)) = kept.iter().find(|(k, _, _)| *k == key) {
+        return crate::device::Discovery {
+            devices: devices.clone(),
+            warnings: warnings.clone(),
+        };
+    }
+    let d = discover();
+    kept.push((key, d.devices.clone(), d.warnings.clone()));
+    d
 }

@@ -3,6 +3,45 @@
 use crate::device::{DeviceInfo, DeviceKind};
 use crate::error::Error;
 
+/// The device nodes a hardware GPU driver opens on Linux: DRM render nodes (Mesa's Intel, AMD
+/// and other drivers, ROCm), NVIDIA's nodes, AMD's compute node and WSL's GPU.
+#[cfg(target_os = "linux")]
+const GPU_NODES: [(&str, &str); 4] = [
+    ("/dev/dri", "renderD"),
+    ("/dev", "nvidia"),
+    ("/dev", "kfd"),
+    ("/dev", "dxg"),
+];
+
+/// Whether a hardware GPU could be here for a driver to find. On Linux that needs one of
+/// [`GPU_NODES`]; without one only software drivers (lavapipe, PoCL) could answer, and loading
+/// them costs tens of milliseconds, tens of megabytes and their messages on stderr. Elsewhere:
+/// always (the drivers are asked).
+pub(crate) fn hardware_possible() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        GPU_NODES.iter().any(|(dir, prefix)| {
+            std::fs::read_dir(dir).is_ok_and(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .any(|e| e.file_name().to_string_lossy().starts_with(prefix))
+            })
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        true
+    }
+}
+
+/// The warning of a backend not probed because [`hardware_possible`] is false.
+pub(crate) fn not_probed(backend: &str) -> String {
+    format!(
+        "{backend}: not probed: no GPU device node (/dev/dri/renderD*, /dev/nvidia*, /dev/kfd, \
+         /dev/dxg), so only a software driver on the CPU could answer (--software uses it)"
+    )
+}
+
 /// Sort key, best first: hardware GPUs, accelerators, other hardware, then software drivers of
 /// GPU APIs (PoCL, lavapipe), which run on the CPU the engine's own pool already uses.
 pub(crate) fn rank(kind: DeviceKind, software: bool) -> u8 {

@@ -57,8 +57,13 @@ const TINY: f64 = 0.25;
 /// Full launches per measurement window (the rate of a window: its counters over its time).
 const SAMPLES: u32 = 2;
 
+/// A forced launch size is clamped to this many estimated waves of the device: a launch is not
+/// interrupted, so one far past a wave would hold a search past its deadline or cancel (PoCL
+/// with 10^8 work-items forced: 24 s a launch).
+pub(crate) const MAX_FORCED_WAVES: usize = 16;
+
 /// Environment variable: work-items of every launch (rounded to whole groups, clamped to the
-/// device's maximum).
+/// device's maximum and to [`MAX_FORCED_WAVES`] waves).
 pub(crate) const ITEMS_ENV: &str = "CURLPOW_GPU_LAUNCH_ITEMS";
 /// Environment variable: transforms per state of every launch (clamped to the backend's
 /// maximum, 7 on llvmpipe).
@@ -186,7 +191,15 @@ impl Sizer {
             window_secs: 0.0,
             launches: 0,
         };
-        s.items = s.round(geometry.forced_items.unwrap_or(geometry.wave_items) as f64);
+        let forced_cap = geometry
+            .wave_items
+            .max(geometry.group)
+            .saturating_mul(MAX_FORCED_WAVES);
+        let items = match geometry.forced_items {
+            Some(n) => n.min(forced_cap),
+            None => geometry.wave_items,
+        };
+        s.items = s.round(items as f64);
         s.per_item = s.clamp_length(geometry.forced_per_item.unwrap_or(1));
         s
     }
@@ -647,6 +660,20 @@ mod tests {
             "settled",
             "far past the target: growth ends"
         );
+    }
+
+    #[test]
+    fn a_forced_size_far_past_a_wave_is_clamped_so_a_deadline_holds() {
+        let mut g = geometry();
+        g.max_items = usize::MAX;
+        g.forced_items = Some(100_000_000);
+        let s = Sizer::new(g);
+        assert_eq!(
+            s.items(),
+            100 * MAX_FORCED_WAVES,
+            "16 waves of the estimate"
+        );
+        assert_eq!(s.stats().sizing, "settled");
     }
 
     #[test]

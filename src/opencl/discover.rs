@@ -40,6 +40,11 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
 pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> OpenClDiscovery {
     let _probing = PROBE_LOCK.lock();
     let mut out = OpenClDiscovery::default();
+    if !opts.include_software && !crate::gpu::discover::hardware_possible() {
+        out.warnings
+            .push(crate::gpu::discover::not_probed("OpenCL"));
+        return out;
+    }
     let env_kernel = env_setting(
         KERNEL_ENV,
         "a kernel such as u32, u64, u64x8, u64-f5, u64-p, u32:local or u32:coop",

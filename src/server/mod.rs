@@ -257,7 +257,7 @@ impl Server {
     /// Block until SIGTERM or SIGINT (Ctrl-C elsewhere); returns the signal's name.
     pub fn wait_for_signal(&mut self) -> &'static str {
         match (self.runtime.as_ref(), self.signals.as_mut()) {
-            (Some(rt), Some(s)) => rt.block_on(s.recv()),
+            (Some(rt), Some(s)) => s.wait(rt),
             _ => "none",
         }
     }

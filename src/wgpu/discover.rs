@@ -45,6 +45,12 @@ pub fn discover_wgpu(
     force_32bit: bool,
 ) -> WgpuDiscovery {
     let mut found = WgpuDiscovery::default();
+    if !opts.include_software && !crate::gpu::discover::hardware_possible() {
+        found
+            .warnings
+            .push(crate::gpu::discover::not_probed("wgpu"));
+        return found;
+    }
     let force32 = match lanes_env() {
         Ok(f) => force_32bit || f,
         Err(e) => {

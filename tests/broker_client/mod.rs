@@ -123,6 +123,23 @@ impl Amqp {
         self.created.push(name.to_string());
     }
 
+    /// A queue that refuses every message (`x-max-length` 0, `x-overflow` `reject-publish`):
+    /// a reply sent to it is nacked by the broker. Deleted on drop.
+    pub fn refusing_queue(&mut self, name: &str) {
+        let mut args = FieldTable::default();
+        args.insert("x-max-length".into(), AMQPValue::LongLongInt(0));
+        args.insert(
+            "x-overflow".into(),
+            AMQPValue::LongString("reject-publish".into()),
+        );
+        self.block_on(
+            self.ch
+                .queue_declare(name.into(), QueueDeclareOptions::default(), args),
+        )
+        .expect("queue.declare");
+        self.created.push(name.to_string());
+    }
+
     /// Forget the queues to delete on drop (another connection will).
     pub fn keep_queues(&mut self) {
         self.created.clear();

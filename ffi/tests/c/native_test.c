@@ -259,6 +259,36 @@ static void test_destroy_cancels(void)
     curlpow_destroy();
 }
 
+/* More threads than the stated bound (4 per logical CPU, at least 64): CURLPOW_ERR_INIT at
+ * once, with a message naming the bound; nothing is built. The Rust side runs this with
+ * CURLPOW_THREADS past the bound too, where init(0) is refused the same way. */
+static void test_thread_cap(void)
+{
+    const char *env = getenv("CURLPOW_THREADS");
+    if (env != NULL && *env != 0) {
+        double t0 = now_seconds();
+        CHECK(curlpow_init(0) == CURLPOW_ERR_INIT, "init(0) with CURLPOW_THREADS=%s", env);
+        CHECK(now_seconds() - t0 < 1.0, "refused at once");
+        CHECK(strstr(curlpow_last_error(), "CURLPOW_THREADS=") != NULL, "message: %s",
+              curlpow_last_error());
+        CHECK(!curlpow_initialized(), "not initialised");
+        return;
+    }
+    unsigned sizes[] = {UINT_MAX, 100000, 5000};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        double t0 = now_seconds();
+        curlpow_status s = curlpow_init(sizes[k]);
+        double took = now_seconds() - t0;
+        CHECK(s == CURLPOW_ERR_INIT, "init(%u): status %d", sizes[k], s);
+        CHECK(took < 1.0, "init(%u) refused in %.3f s", sizes[k], took);
+        CHECK(strstr(curlpow_last_error(), "limit") != NULL, "message: %s", curlpow_last_error());
+        CHECK(!curlpow_initialized(), "not initialised after init(%u)", sizes[k]);
+    }
+    printf("init(UINT_MAX): %s\n", curlpow_last_error());
+    CHECK(curlpow_init(2) == CURLPOW_OK, "a count within the bound works");
+    curlpow_destroy();
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -277,6 +307,8 @@ int main(int argc, char **argv)
         test_threads();
     else if (!strcmp(name, "destroy_cancels"))
         test_destroy_cancels();
+    else if (!strcmp(name, "thread_cap"))
+        test_thread_cap();
     else {
         fprintf(stderr, "unknown test %s\n", name);
         return 2;

@@ -183,6 +183,27 @@ pub fn run_with_env(
     limit: Duration,
     env: &[(&str, &Path)],
 ) -> Output {
+    run_full(program, args, wrap, limit, env, &[])
+}
+
+/// [`run`] (unwrapped) without the environment variables `remove`.
+pub fn run_with_env_removed(
+    program: &Path,
+    args: &[&str],
+    limit: Duration,
+    remove: &[&str],
+) -> Output {
+    run_full(program, args, false, limit, &[], remove)
+}
+
+fn run_full(
+    program: &Path,
+    args: &[&str],
+    wrap: bool,
+    limit: Duration,
+    env: &[(&str, &Path)],
+    remove: &[&str],
+) -> Output {
     let wrapper: Vec<String> = if wrap {
         std::env::var("CURLPOW_C_TEST_WRAPPER")
             .map(|w| w.split_whitespace().map(String::from).collect())
@@ -203,6 +224,9 @@ pub fn run_with_env(
         }
         None => Command::new(program),
     };
+    for var in remove {
+        cmd.env_remove(var);
+    }
     cmd.args(args)
         .env_remove("LD_LIBRARY_PATH")
         .envs(env.iter().copied())

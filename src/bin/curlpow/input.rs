@@ -5,7 +5,9 @@
 //! when every line is good do the later passes compute and write. A file (or a standard input
 //! redirected from one) is read again from its start; a stream (a pipe, a FIFO, a terminal) is
 //! copied as it is read, into memory up to [`SPOOL_IN_MEMORY`] bytes and past that into an
-//! unlinked temporary file.
+//! unlinked temporary file. The copy holds the line bound: a stream line longer than the
+//! command reads ends the command at once (exit 2) instead of being copied (`curlpow pow
+//! /dev/zero` would fill the disk).
 
 use std::fmt::Display;
 use std::fs::File;
@@ -120,16 +122,24 @@ impl Input {
             Source::Stream(from) => {
                 let from = from.take().context("the input was already read")?;
                 let mut spool = Spool::default();
+                let mut ends = LineEnds::new(max_bytes);
                 let tee = Tee {
                     from,
                     to: &mut spool,
+                    ends: &mut ends,
                 };
-                read_lines(
+                let r = read_lines(
                     BufReader::with_capacity(READ_BUFFER, tee),
                     max_bytes,
                     &mut f,
-                )
-                .context("reading the input")?;
+                );
+                if let Some(number) = ends.too_long {
+                    return Err(UsageError(format!(
+                        "line {number}: more than {max_bytes} bytes without a line end: a                          stream (a pipe, a FIFO, a device) is not read past a line that long;                          nothing written"
+                    ))
+                    .into());
+                }
+                r.context("reading the input")?;
                 self.source = Source::Spooled(spool);
                 Ok(())
             }
@@ -237,19 +247,67 @@ fn temp_file() -> io::Result<File> {
     Err(io::Error::other("no free temporary file name"))
 }
 
-/// Reads `from`, copying every byte read into `to`.
+/// Reads `from`, copying every byte read into `to`, and failing once a line outgrows the
+/// bound `ends` keeps.
 struct Tee<'a, R> {
     from: R,
     to: &'a mut Spool,
+    ends: &'a mut LineEnds,
 }
 
 impl<R: Read> Read for Tee<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.from.read(buf)?;
+        if !self.ends.see(&buf[..n]) {
+            return Err(io::Error::other("a line without an end"));
+        }
         self.to
             .write_all(&buf[..n])
             .map_err(|e| io::Error::new(e.kind(), format!("keeping a copy of the input: {e}")))?;
         Ok(n)
+    }
+}
+
+/// The length of the line being read, over the bytes of a stream as they come.
+struct LineEnds {
+    /// The longest line accepted, its CR included.
+    limit: usize,
+    /// Bytes since the last LF.
+    run: usize,
+    /// LFs seen.
+    lines: usize,
+    /// The number of the line that outgrew the limit.
+    too_long: Option<usize>,
+}
+
+impl LineEnds {
+    fn new(max_bytes: usize) -> Self {
+        LineEnds {
+            limit: max_bytes.saturating_add(1),
+            run: 0,
+            lines: 0,
+            too_long: None,
+        }
+    }
+
+    /// Account for `bytes`; false once a line is longer than the limit.
+    fn see(&mut self, bytes: &[u8]) -> bool {
+        let mut start = 0;
+        for lf in memchr::memchr_iter(b'\n', bytes) {
+            if self.run.saturating_add(lf - start) > self.limit {
+                self.too_long = Some(self.lines + 1);
+                return false;
+            }
+            self.lines += 1;
+            self.run = 0;
+            start = lf + 1;
+        }
+        self.run = self.run.saturating_add(bytes.len() - start);
+        if self.run > self.limit {
+            self.too_long = Some(self.lines + 1);
+            return false;
+        }
+        true
     }
 }
 

@@ -11,8 +11,10 @@ mod expected_time;
 mod headless;
 mod input;
 mod line_reader;
+mod log_lines;
 mod output;
 mod progress;
+mod recheck;
 mod values;
 
 use std::process::ExitCode;

@@ -39,12 +39,9 @@ pub fn bench_seconds(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// The most CPU worker threads: 4 per logical CPU, and at least 64. Each thread is a full
-/// search worker; past the cores they only add start-up time and memory (the red-team run:
-/// 5,000 threads took 39 s and 1 GB for one MWM-5 PoW).
+/// The most CPU worker threads: the library's bound, 4 per logical CPU and at least 64.
 pub fn max_threads() -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (4 * cpus).max(64)
+    curlpow::max_threads()
 }
 
 /// A thread count (`what` names where it came from, e.g. `CURLPOW_THREADS=`): 1 to

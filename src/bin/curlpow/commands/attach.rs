@@ -6,12 +6,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
-use curlpow::{Error, Hash, PowOptions};
+use curlpow::trits::read_balanced;
+use curlpow::{Error, Field, Hash, PowOptions, Transaction};
 
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::exit::{Stopped, UsageError};
 use crate::input::{parse_tx, Input, InputArg, MAX_TX_LINE};
 use crate::output::Stdout;
+use crate::recheck;
 use crate::values;
 
 /// The most transactions one attach takes (IRI's `maxRequestsList`): a bundle is chained as a
@@ -86,8 +88,15 @@ pub fn run(a: AttachArgs) -> Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    for tx in &done.transactions {
-        out.line(tx.to_trytes())?;
+    // The library chains in order of currentIndex, highest first (equal ones in input order),
+    // and answers tail first: the input of written transaction j.
+    let mut order: Vec<&Transaction> = txs.iter().collect();
+    order.sort_by_key(|tx| std::cmp::Reverse(read_balanced(tx.field(Field::CurrentIndex))));
+    order.reverse();
+    let written = done.trytes();
+    recheck::check_attached(&written, &order, &trunk, &branch, a.mwm)?;
+    for line in &written {
+        out.line(line)?;
     }
     out.finish()?;
     Ok(ExitCode::SUCCESS)

@@ -19,6 +19,7 @@ use crate::input::{changed, parse_tx, Input, InputArg, MAX_TX_LINE};
 use crate::line_reader::Line;
 use crate::output::{errln, Stdout};
 use crate::progress::Progress;
+use crate::recheck;
 use crate::values;
 
 /// Transactions searched per `pow_many` call (their expanded trits live only this long).
@@ -76,10 +77,15 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
     let progress = (!a.quiet && std::io::stderr().is_terminal())
         .then(|| Progress::start(engine.clone(), count));
     let mut nonces: Vec<[u8; NONCE_TRYTES]> = Vec::with_capacity(count);
+    // What each searched line says outside its nonce, to know pass 3 writes that line.
+    let mut digests: Vec<u64> = Vec::with_capacity(count);
     let mut done = 0usize;
     let mut chunk: Vec<Transaction> = Vec::with_capacity(CHUNK.min(count));
     let searched = input.for_each_line(MAX_TX_LINE, |line| {
         chunk.push(reparse(&line)?);
+        if let Line::Text { bytes, .. } = &line {
+            digests.push(recheck::digest_before_nonce(bytes));
+        }
         if chunk.len() == CHUNK {
             search(&engine, &chunk, &opts, &mut nonces, &mut done)?;
             chunk.clear();
@@ -115,22 +121,44 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
         ));
     }
 
-    // Pass 3: each line with its nonce, in input order.
+    // Pass 3: each line with its nonce, in input order, a chunk at a time: the exact bytes to
+    // be written are checked (the searched line, the weight reached) before they are written.
     let mut k = 0;
+    let mut lines: Vec<Vec<u8>> = Vec::with_capacity(CHUNK.min(count));
+    let mut numbers: Vec<usize> = Vec::with_capacity(CHUNK.min(count));
+    let mut flush = |lines: &mut Vec<Vec<u8>>, numbers: &mut Vec<usize>, first: usize| {
+        let end = first + lines.len();
+        let searched = digests.get(first..end).ok_or_else(changed)?;
+        recheck::check_pow_lines(lines, numbers, searched, a.mwm)?;
+        for l in lines.iter() {
+            out.bytes(l)?;
+            out.bytes(b"\n")?;
+        }
+        lines.clear();
+        numbers.clear();
+        Ok::<(), anyhow::Error>(())
+    };
     input.for_each_line(MAX_TX_LINE, |line| {
-        let Line::Text { bytes, .. } = line else {
+        let Line::Text { bytes, number } = line else {
             return Err(changed());
         };
         let nonce = nonces.get(k).ok_or_else(changed)?;
         if bytes.len() != TRANSACTION_TRYTES {
             return Err(changed());
         }
-        out.bytes(&bytes[..TRANSACTION_TRYTES - NONCE_TRYTES])?;
-        out.bytes(nonce)?;
-        out.bytes(b"\n")?;
+        let mut l = Vec::with_capacity(TRANSACTION_TRYTES);
+        l.extend_from_slice(&bytes[..TRANSACTION_TRYTES - NONCE_TRYTES]);
+        l.extend_from_slice(nonce);
+        lines.push(l);
+        numbers.push(number);
         k += 1;
+        if lines.len() == CHUNK {
+            flush(&mut lines, &mut numbers, k - CHUNK)?;
+        }
         Ok(())
     })?;
+    let first = k - lines.len();
+    flush(&mut lines, &mut numbers, first)?;
     if k != count {
         return Err(changed());
     }

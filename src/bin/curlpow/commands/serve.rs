@@ -13,6 +13,7 @@ use curlpow::{Engine, PowOptions, Selection};
 
 use crate::engine_args::{build_engine, build_engine_with, EngineArgs};
 use crate::exit::UsageError;
+use crate::log_lines;
 use crate::output::errln;
 
 #[derive(Args)]
@@ -147,15 +148,44 @@ fn warn_if_readable_by_others(path: &std::path::Path) {
 #[cfg(not(unix))]
 fn warn_if_readable_by_others(_: &std::path::Path) {}
 
+/// SIGTERM and SIGINT blocked in this (the first) thread before any other thread starts or a
+/// driver loads: every thread inherits the mask, so the handlers a driver installs (PoCL's,
+/// LLVM's) never run for them and the service takes them with sigwait.
+pub fn block_stop_signals() -> Result<()> {
+    curlpow::signals::block_stop_signals().context("blocking SIGTERM and SIGINT")
+}
+
+/// The values `--log` takes.
+const LOG_LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
+
+/// `--log`: one of [`LOG_LEVELS`] (a filter with targets goes in RUST_LOG).
+pub fn check_log_level(level: &str) -> Result<(), UsageError> {
+    if LOG_LEVELS.contains(&level.to_ascii_lowercase().as_str()) {
+        Ok(())
+    } else {
+        Err(UsageError(format!(
+            "--log {level:?} is not a log level (one of {}; RUST_LOG takes filters)",
+            LOG_LEVELS.join(", ")
+        )))
+    }
+}
+
 pub fn init_logging(level: &str) -> Result<()> {
+    check_log_level(level)?;
     use tracing_subscriber::EnvFilter;
-    let filter = match std::env::var("RUST_LOG") {
+    let mut filter = match std::env::var("RUST_LOG") {
         Ok(v) if !v.is_empty() => EnvFilter::try_new(v).context("RUST_LOG")?,
         _ => EnvFilter::try_new(level).map_err(|e| UsageError(format!("--log {level:?}: {e}")))?,
     };
+    for d in log_lines::QUIET_LIBRARIES {
+        filter = filter.add_directive(
+            d.parse::<tracing_subscriber::filter::Directive>()
+                .expect("a valid directive"),
+        );
+    }
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(log_lines::BoundedStderr)
         .with_target(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init()
@@ -163,6 +193,7 @@ pub fn init_logging(level: &str) -> Result<()> {
 }
 
 pub fn run(a: ServeArgs) -> Result<ExitCode> {
+    block_stop_signals()?;
     init_logging(&a.log)?;
     let mut config = Config::default();
     config.listen = a.listen;

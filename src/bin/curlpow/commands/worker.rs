@@ -8,10 +8,13 @@ use clap::Args;
 use curlpow::broker::{BrokerError, BrokerUrl, Worker, WorkerConfig, DEFAULT_QUEUE};
 use curlpow::PowOptions;
 
-use super::serve::init_logging;
+use super::serve::{block_stop_signals, check_log_level, init_logging};
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::exit::UsageError;
 use crate::output::errln;
+
+/// The longest `--shutdown-grace`, in seconds (about 31 years).
+const MAX_GRACE_S: f64 = 1e9;
 
 #[derive(Args)]
 pub struct WorkerArgs {
@@ -22,14 +25,15 @@ pub struct WorkerArgs {
     /// The request queue (declared durable if it does not exist).
     #[arg(long, default_value = DEFAULT_QUEUE)]
     queue: String,
-    /// Requests held unacknowledged at once [default: the devices in use, one per slot].
+    /// Requests held unacknowledged at once, 1 to 65535 [default: the devices in use, one per
+    /// slot].
     #[arg(long)]
     prefetch: Option<u16>,
-    /// Highest MWM accepted; a request over it gets an error reply and is dropped.
+    /// Highest MWM accepted, 0 to 243; a request over it gets an error reply and is dropped.
     #[arg(long, default_value_t = 14)]
     max_mwm: usize,
-    /// Seconds the jobs in flight may finish after SIGTERM/SIGINT; the rest go back to the
-    /// queue.
+    /// Seconds the jobs in flight may finish after SIGTERM/SIGINT, 0 to 1e9; the rest go back
+    /// to the queue.
     #[arg(long, default_value_t = 30.0)]
     shutdown_grace: f64,
     /// This worker's name, in the replies (header x-curlpow-worker) and logs [default:
@@ -44,6 +48,7 @@ pub struct WorkerArgs {
 }
 
 pub fn run(a: WorkerArgs) -> Result<ExitCode> {
+    block_stop_signals()?;
     // Every option first, before logging starts or a device or the broker is touched.
     let checked = a.engine.check()?;
     if a.max_mwm > 243 {
@@ -55,13 +60,20 @@ pub fn run(a: WorkerArgs) -> Result<ExitCode> {
         .broker
         .parse()
         .map_err(|e: BrokerError| UsageError(e.to_string()))?;
-    if !(a.shutdown_grace.is_finite() && a.shutdown_grace >= 0.0) {
+    if !(a.shutdown_grace.is_finite() && (0.0..=MAX_GRACE_S).contains(&a.shutdown_grace)) {
         return Err(UsageError(format!(
-            "--shutdown-grace {} is not a number of seconds",
+            "--shutdown-grace {} is out of range (0 to {MAX_GRACE_S:e} seconds)",
             a.shutdown_grace
         ))
         .into());
     }
+    if a.prefetch == Some(0) {
+        return Err(UsageError(
+            "--prefetch 0 is out of range (1 to 65535; 0 would mean no limit)".into(),
+        )
+        .into());
+    }
+    check_log_level(&a.log)?;
     init_logging(&a.log)?;
     let (engine, selection) = build_engine(&a.engine, &checked)?;
     let slots = engine.select(&selection).len().max(1);
@@ -72,7 +84,7 @@ pub fn run(a: WorkerArgs) -> Result<ExitCode> {
             .unwrap_or(u16::try_from(slots).unwrap_or(u16::MAX)),
     );
     config.max_mwm = a.max_mwm;
-    config.shutdown_grace = std::time::Duration::from_secs_f64(a.shutdown_grace.min(1e9));
+    config.shutdown_grace = std::time::Duration::from_secs_f64(a.shutdown_grace);
     if let Some(name) = a.name {
         config.name = name;
     }
