@@ -974,6 +974,9 @@ fn drain_with_drivers_loaded(sig: &str, word: &str) {
     wait_until(Duration::from_secs(60), "the worker to take jobs", || {
         amqp.ready(&queue) <= 2
     });
+    // Delivered is not yet started: give the jobs a moment to begin their searches (seconds
+    // each at MWM 12 on this host's devices).
+    std::thread::sleep(Duration::from_millis(500));
     w.signal(sig);
     let status = w.wait_exit(Duration::from_secs(120));
     let log = w.log();
