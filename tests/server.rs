@@ -4,162 +4,13 @@
 
 mod attach_check;
 mod common;
+mod server_support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use curlpow::{Hash, Transaction};
 use serde_json::{json, Value};
-
-/// A running `curlpow serve`; killed on drop if it is still running.
-struct Srv {
-    child: Child,
-    base: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Srv {
-    fn start(args: &[&str]) -> Srv {
-        Self::start_with_env(args, &[])
-    }
-
-    fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Srv {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_curlpow"));
-        cmd.args(["serve", "--listen", "127.0.0.1:0", "--backend", "cpu"])
-            .args(["--threads", "2"])
-            .args(args)
-            .env_remove("CURLPOW_REMOTE_AUTH")
-            .env_remove("CURLPOW_REMOTE_AUTH_FILE")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("start curlpow serve");
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let log2 = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on http://").nth(1) {
-                    let addr = rest.split_whitespace().next().unwrap_or("").to_string();
-                    let _ = tx.send(addr);
-                }
-                log2.lock().unwrap().push(line);
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", log.lock().unwrap()));
-        Srv {
-            child,
-            base: format!("http://{addr}"),
-            log,
-        }
-    }
-
-    fn agent() -> ureq::Agent {
-        ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(120)))
-            .build()
-            .into()
-    }
-
-    /// POST a body with IRI's header; (status, JSON, Retry-After).
-    fn post(&self, body: &str) -> (u16, Value, Option<String>) {
-        self.post_with(body, &[("X-IOTA-API-Version", "1")])
-    }
-
-    fn post_with(&self, body: &str, headers: &[(&str, &str)]) -> (u16, Value, Option<String>) {
-        let mut req = Self::agent()
-            .post(format!("{}/", self.base))
-            .header("Content-Type", "application/json");
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let mut resp = req.send(body).expect("an answer");
-        let status = resp.status().as_u16();
-        let retry = resp
-            .headers()
-            .get("retry-after")
-            .map(|v| v.to_str().unwrap().to_string());
-        assert_eq!(
-            resp.headers()
-                .get("access-control-allow-origin")
-                .map(|v| v.to_str().unwrap()),
-            Some("*"),
-            "CORS header on every answer"
-        );
-        let text = resp.body_mut().read_to_string().unwrap();
-        let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
-        (status, v, retry)
-    }
-
-    fn get(&self, path: &str) -> (u16, String) {
-        let mut resp = Self::agent()
-            .get(format!("{}{path}", self.base))
-            .call()
-            .unwrap();
-        (
-            resp.status().as_u16(),
-            resp.body_mut().read_to_string().unwrap(),
-        )
-    }
-
-    fn running(&self) -> u64 {
-        let (_, v, _) = self.post(r#"{"command":"getNodeInfo"}"#);
-        v["attachesRunning"].as_u64().unwrap()
-    }
-
-    fn wait_running(&self, n: u64) {
-        self.wait_running_or(n, || false);
-    }
-
-    /// Wait until `n` attaches run, or `done()` (the attach finished first).
-    fn wait_running_or(&self, n: u64, done: impl Fn() -> bool) {
-        let t0 = Instant::now();
-        while self.running() < n && !done() {
-            assert!(t0.elapsed() < Duration::from_secs(30), "never {n} running");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn sigterm(&self) {
-        // SAFETY: kill(2) on our own child's pid with a valid signal number; no memory involved.
-        let r = unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        assert_eq!(r, 0);
-    }
-
-    fn wait_exit(&mut self, within: Duration) -> std::process::ExitStatus {
-        let t0 = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(
-                t0.elapsed() < within,
-                "still running after {within:?}; stderr: {:?}",
-                self.log.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Srv {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
+use server_support::{basic, raw_post, wait_until, Srv};
 
 fn attach_body(trunk: &Hash, branch: &Hash, mwm: usize, txs: &[Transaction]) -> String {
     json!({
@@ -304,6 +155,19 @@ fn every_bad_request_is_answered_with_what_is_wrong() {
             "at most 2 per request",
         ),
         (" ".repeat(1_000_001), "Request too long"),
+        // Every byte a tryte, as IRI: no line end (a file's line parser takes one; JSON not).
+        (
+            attach(&[("trytes", json!([format!("{tx}\n")]))], ""),
+            "trytes[0]: column 2674: U+000A (line feed) is not a tryte",
+        ),
+        (
+            attach(&[("trytes", json!([tx, format!("{tx}\r\n")]))], ""),
+            "trytes[1]: column 2674: U+000D",
+        ),
+        (
+            attach(&[("trytes", json!([format!("{}\u{0}", &tx[1..])]))], ""),
+            "trytes[0]: column 2673: U+0000",
+        ),
     ];
     for (body, want) in &cases {
         let (status, v, _) = srv.post(body);
@@ -532,4 +396,238 @@ fn sigterm_stops_accepting_and_cancels_what_outlives_the_grace_period() {
     );
     let st = srv.wait_exit(Duration::from_secs(30));
     assert!(st.success(), "{st:?}");
+}
+
+/// Run `curlpow serve ARGS` to its exit (killed after 20 s); (exit code, stderr).
+fn serve_exit(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_curlpow"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--backend",
+            "cpu",
+            "--threads",
+            "1",
+        ])
+        .args(args)
+        .env_remove("CURLPOW_REMOTE_AUTH")
+        .env_remove("CURLPOW_REMOTE_AUTH_FILE")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_serve_flag_out_of_its_range_is_a_usage_error_naming_the_range() {
+    for (args, range) in [
+        (&["--max-mwm", "300"][..], "0..=243"),
+        (
+            &["--max-body-length", "18446744073709551615"],
+            "1..=268435456",
+        ),
+        (&["--max-body-length", "0"], "1..=268435456"),
+        (&["--max-requests-list", "0"], "1..=100000"),
+        (&["--concurrency", "0"], "1..=1024"),
+        (&["--concurrency", "18446744073709551615"], "1..=1024"),
+        (&["--concurrency", "2", "--per-client", "3"], "1 to 2"),
+        (&["--queue", "1000000"], "0..=65536"),
+        (&["--queue", "2", "--per-client-queue", "3"], "0 to 2"),
+        (&["--request-timeout", "nan"], "not a number of seconds"),
+        (&["--request-timeout", "1e19"], "more than the 1e9"),
+        (&["--shutdown-grace=-1"], "expected 0 or more"),
+        (&["--header-read-timeout", "0"], "0.1 to 86400"),
+        (&["--body-read-timeout", "1e6"], "0.1 to 86400"),
+        (&["--idle-timeout", "0.01"], "0.1 to 86400"),
+        (&["--max-connections", "0"], "1..="),
+        (&["--max-connections", "1000000000"], "1..=1048576"),
+        (&["--max-connections", "1048576"], "the open-file limit"),
+        (
+            &[
+                "--max-connections",
+                "10",
+                "--max-connections-per-peer",
+                "11",
+            ],
+            "1 to 10",
+        ),
+        (&["--broker-slots", "0"], "1..=1024"),
+        (
+            &["--log", "bogus"],
+            "possible values: error, warn, info, debug, trace",
+        ),
+    ] {
+        let (code, err) = serve_exit(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(range), "{args:?}: wanted {range:?} in {err}");
+        assert!(!err.contains("listening"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_bad_auth_file_is_named_once_without_a_repeated_prefix() {
+    let dir = std::env::temp_dir().join(format!("curlpow-srv-badauth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("auth");
+    std::fs::write(&file, "no-colon-here\n").unwrap();
+    let (code, err) = serve_exit(&["--remote-auth-file", file.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(file.to_str().unwrap()), "{err}");
+    assert!(err.contains("expected one line `user:password`"), "{err}");
+    assert!(err.matches("server configuration").count() <= 1, "{err}");
+    assert_eq!(err.matches("remote auth").count(), 1, "{err}");
+}
+
+#[test]
+fn the_largest_body_limit_refuses_a_larger_declared_body_and_a_long_chunked_one() {
+    let srv = Srv::start(&["--max-body-length", "268435456"]);
+    let to = srv.addr();
+    // Declared past the limit: answered at once, unread.
+    let mut s = server_support::connect_from([127, 0, 0, 1].into(), to).unwrap();
+    use std::io::Write;
+    s.write_all(
+        b"POST / HTTP/1.1\r\nHost: x\r\nX-IOTA-API-Version: 1\r\nContent-Length: 300000000\r\n\r\n{",
+    )
+    .unwrap();
+    let (status, v) = server_support::read_answer(&mut s);
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("Request too long"))
+    );
+    // A small limit bounds a chunked body the same way.
+    let srv = Srv::start(&["--max-body-length", "1000"]);
+    let mut s = server_support::connect_from([127, 0, 0, 1].into(), srv.addr()).unwrap();
+    let mut req = b"POST / HTTP/1.1\r\nHost: x\r\nX-IOTA-API-Version: 1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..5 {
+        req.extend_from_slice(format!("3e8\r\n{}\r\n", " ".repeat(1000)).as_bytes());
+    }
+    req.extend_from_slice(b"0\r\n\r\n");
+    s.write_all(&req).unwrap();
+    let (status, v) = server_support::read_answer(&mut s);
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (400, Some("Request too long"))
+    );
+}
+
+/// An attach that never finishes on its own (MWM 40) from the loopback address `from`, in a
+/// thread, on a plain socket.
+fn endless_attach_from(
+    srv: &Srv,
+    from: [u8; 4],
+    seed: u64,
+    auth: Option<String>,
+) -> std::thread::JoinHandle<(u16, Value)> {
+    let to = srv.addr();
+    let body = attach_body(&Hash::NULL, &Hash::NULL, 40, &[common::random_tx(seed)]);
+    std::thread::spawn(move || {
+        let h: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", a.as_str())).collect();
+        raw_post(from.into(), to, &body, &h)
+    })
+}
+
+fn running_with(srv: &Srv, auth: &str) -> u64 {
+    let (_, v, _) = srv.post_with(
+        r#"{"command":"getNodeInfo"}"#,
+        &[("X-IOTA-API-Version", "1"), ("Authorization", auth)],
+    );
+    v["attachesRunning"].as_u64().unwrap()
+}
+
+#[test]
+fn with_auth_on_each_address_is_its_own_client_for_admission() {
+    let auth = basic("wallet:pw");
+    let srv = Srv::start_with_env(
+        &[
+            "--max-mwm",
+            "40",
+            "--concurrency",
+            "2",
+            "--per-client",
+            "1",
+            "--queue",
+            "0",
+        ],
+        &[("CURLPOW_REMOTE_AUTH", "wallet:pw")],
+    );
+    // One set of credentials, two addresses: each runs one attach (per-client 1).
+    let a = endless_attach_from(&srv, [127, 0, 0, 2], 11, Some(auth.clone()));
+    wait_until(Duration::from_secs(30), "the first attach runs", || {
+        running_with(&srv, &auth) == 1
+    });
+    let b = endless_attach_from(&srv, [127, 0, 0, 3], 12, Some(auth.clone()));
+    wait_until(Duration::from_secs(30), "both run", || {
+        b.is_finished() || running_with(&srv, &auth) == 2
+    });
+    if b.is_finished() {
+        panic!(
+            "the second address was turned away: {:?}",
+            b.join().unwrap()
+        );
+    }
+    // The same credentials from the same address are the same client: its share is taken.
+    let (status, v) = raw_post(
+        [127, 0, 0, 2].into(),
+        srv.addr(),
+        &attach_body(&Hash::NULL, &Hash::NULL, 40, &[common::random_tx(13)]),
+        &[("Authorization", &auth)],
+    );
+    assert_eq!(status, 503, "{v}");
+    for (from, h) in [([127, 0, 0, 2], a), ([127, 0, 0, 3], b)] {
+        let (status, _) = raw_post(
+            from.into(),
+            srv.addr(),
+            r#"{"command":"interruptAttachingToTangle"}"#,
+            &[("Authorization", &auth)],
+        );
+        assert_eq!(status, 200);
+        let (status, v) = h.join().unwrap();
+        assert_eq!((status, v["trytes"].clone()), (200, json!([])), "{v}");
+    }
+}
+
+#[test]
+fn interrupt_stops_only_the_callers_own_attaches() {
+    let srv = Srv::start(&["--max-mwm", "40", "--concurrency", "3"]);
+    let mine = endless_attach_from(&srv, [127, 0, 0, 2], 21, None);
+    let other = endless_attach_from(&srv, [127, 0, 0, 3], 22, None);
+    srv.wait_running(2);
+    let (status, _) = raw_post(
+        [127, 0, 0, 2].into(),
+        srv.addr(),
+        r#"{"command":"interruptAttachingToTangle"}"#,
+        &[],
+    );
+    assert_eq!(status, 200);
+    let (status, v) = mine.join().unwrap();
+    assert_eq!((status, v["trytes"].clone()), (200, json!([])), "{v}");
+    // The other client's attach runs on.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !other.is_finished(),
+        "another client's attach was interrupted"
+    );
+    assert_eq!(srv.running(), 1);
+    raw_post(
+        [127, 0, 0, 3].into(),
+        srv.addr(),
+        r#"{"command":"interruptAttachingToTangle"}"#,
+        &[],
+    );
+    let (status, v) = other.join().unwrap();
+    assert_eq!((status, v["trytes"].clone()), (200, json!([])), "{v}");
 }

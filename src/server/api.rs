@@ -121,8 +121,11 @@ pub fn parse_attach(
                 "Invalid trytes input: trytes[{i}]: expected a string"
             ))
         })?;
-        let tx = s
-            .parse::<Transaction>()
+        // Every byte a tryte, as IRI checks it: `Transaction::from_str` takes one trailing line
+        // end (for lines read from files), which a JSON string must not carry.
+        let tx = crate::trinary::check_trytes(s)
+            .map_err(crate::Error::from)
+            .and_then(|_| s.parse::<Transaction>())
             .map_err(|e| ApiError::bad(format!("Invalid trytes input: trytes[{i}]: {e}")))?;
         transactions.push(tx);
     }
@@ -279,6 +282,16 @@ mod tests {
                 "trytes[1]: length 2672",
             ),
             ("trytes", json!(["9", "9", "9"]), "at most 2"),
+            (
+                "trytes",
+                json!([format!("{}\n", "9".repeat(2673))]),
+                "trytes[0]: column 2674: U+000A",
+            ),
+            (
+                "trytes",
+                json!([format!("{}\r\n", "9".repeat(2673))]),
+                "trytes[0]: column 2674: U+000D",
+            ),
         ] {
             let mut v = good();
             v[k] = bad;

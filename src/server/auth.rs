@@ -26,15 +26,17 @@ impl std::fmt::Debug for Credentials {
 impl Credentials {
     /// Parse `user:password` (the password may contain `:`; neither part may be empty).
     pub fn parse(line: &str) -> Result<Credentials, ServerError> {
+        Self::parse_line(line).map_err(|e| ServerError::Config(format!("remote auth: {e}")))
+    }
+
+    fn parse_line(line: &str) -> Result<Credentials, &'static str> {
         let line = line.trim_end_matches(['\r', '\n']);
         match line.split_once(':') {
             Some((user, password)) if !user.is_empty() && !password.is_empty() => Ok(Credentials {
                 user: user.to_string(),
                 pair: line.as_bytes().to_vec(),
             }),
-            _ => Err(ServerError::Config(
-                "remote auth: expected one line `user:password` (both parts non-empty)".into(),
-            )),
+            _ => Err("expected one line `user:password` (both parts non-empty)"),
         }
     }
 
@@ -53,7 +55,8 @@ impl Credentials {
                     path.display()
                 ))
             })?;
-        Self::parse(line).map_err(|e| ServerError::Config(format!("{}: {e}", path.display())))
+        Self::parse_line(line)
+            .map_err(|e| ServerError::Config(format!("remote auth file {}: {e}", path.display())))
     }
 
     /// The user name.
@@ -132,6 +135,19 @@ mod tests {
         for bad in ["", "alice", ":pw", "alice:", "\n"] {
             assert!(Credentials::parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_bad_file_is_named_once_with_no_repeated_prefix() {
+        let dir = std::env::temp_dir().join(format!("curlpow-auth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("auth");
+        std::fs::write(&path, "no-colon\n").unwrap();
+        let msg = Credentials::from_file(&path).unwrap_err().to_string();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(msg.matches("server configuration").count(), 1, "{msg}");
+        assert_eq!(msg.matches("remote auth").count(), 1, "{msg}");
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
     }
 
     #[test]

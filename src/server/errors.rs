@@ -34,6 +34,9 @@ pub enum ApiError {
         /// Seconds to wait before retrying.
         retry_after: u64,
     },
+    /// 408 `{"error": …}`: the body did not arrive within the body read timeout; the
+    /// connection closes after the answer.
+    BodyTimeout(String),
     /// 503 `{"error": …}` without `Retry-After`: the request ran past its time limit, or the
     /// server is shutting down.
     Unavailable(String),
@@ -52,6 +55,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Busy { .. } | ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -61,7 +65,9 @@ impl ApiError {
     pub fn into_response_since(self, started: Instant) -> Response {
         let status = self.status();
         let (key, msg, retry) = match self {
-            ApiError::BadRequest(m) | ApiError::Unavailable(m) => ("error", m, None),
+            ApiError::BadRequest(m) | ApiError::BodyTimeout(m) | ApiError::Unavailable(m) => {
+                ("error", m, None)
+            }
             ApiError::Unauthorized => ("error", "Unauthorized".to_string(), None),
             ApiError::Busy {
                 message,
@@ -75,6 +81,9 @@ impl ApiError {
         let h = resp.headers_mut();
         if let Some(s) = retry {
             h.insert(header::RETRY_AFTER, HeaderValue::from(s.max(1)));
+        }
+        if status == StatusCode::REQUEST_TIMEOUT {
+            h.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         if status == StatusCode::UNAUTHORIZED {
             h.insert(

@@ -22,7 +22,7 @@ pub enum StopCause {
 }
 
 struct Entry {
-    owner: Option<String>,
+    owner: String,
     cancel: CancelToken,
     wake: Arc<Notify>,
     cause: Arc<AtomicU8>,
@@ -78,8 +78,8 @@ fn decode(v: u8) -> StopCause {
 }
 
 impl InFlight {
-    /// Register an attach started by `owner` (the auth user; `None` without auth).
-    pub fn register(self: &Arc<Self>, owner: Option<String>) -> Ticket {
+    /// Register an attach started by `owner` (the client: its address, and its auth user).
+    pub fn register(self: &Arc<Self>, owner: String) -> Ticket {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let cancel = CancelToken::new();
         let wake = Arc::new(Notify::new());
@@ -107,7 +107,7 @@ impl InFlight {
         let map = self.map.lock();
         let mut n = 0;
         for e in map.values() {
-            if owner.is_none() || e.owner.as_deref() == owner {
+            if owner.is_none_or(|o| e.owner == o) {
                 // The first cause sticks: an interrupted attach stays interrupted.
                 let _ =
                     e.cause

@@ -2,8 +2,8 @@
 //!
 //! * At most `concurrency` attaches run at once, over all clients (one global count, not a
 //!   per-route limiter: every path reaches the same API).
-//! * A client (its auth user, else its IP address) runs at most `per_client` of them, so one
-//!   client cannot hold every slot.
+//! * A client (its IP address, and its auth user when auth is on) runs at most `per_client` of
+//!   them, so one client cannot hold every slot.
 //! * Requests that cannot run yet wait, at most `queue` of them in all and `per_client_queue` per
 //!   client. Past that the answer is an immediate 503 with `Retry-After`: nothing waits unbounded.
 //! * When a slot frees, clients with waiting requests take turns (round robin), each client's own

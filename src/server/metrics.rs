@@ -15,6 +15,8 @@
 //! | `curlpow_device_searches_total` | counter | `device` |
 //! | `curlpow_device_nonces_total` | counter | `device` |
 //! | `curlpow_device_healthy` | gauge | `device` (1 healthy, 0 sitting out after a fault) |
+//! | `curlpow_connections_open` | gauge | — |
+//! | `curlpow_connections_closed_total` | counter | `reason`: `refused`, `evicted`, `header_timeout`, `idle_timeout` |
 
 use std::sync::Arc;
 
@@ -26,6 +28,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use super::connections::Connections;
 use super::limits::Admission;
 use crate::engine::Engine;
 
@@ -44,8 +47,8 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Metrics for a server over `engine` with this admission controller.
-    pub fn new(engine: Engine, admission: Arc<Admission>) -> Self {
+    /// Metrics for a server over `engine` with this admission controller and connections.
+    pub fn new(engine: Engine, admission: Arc<Admission>, connections: Arc<Connections>) -> Self {
         let mut registry = Registry::default();
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
@@ -72,7 +75,11 @@ impl Metrics {
             "Nonces tried by attachToTangle requests",
             nonces.clone(),
         );
-        registry.register_collector(Box::new(Live { engine, admission }));
+        registry.register_collector(Box::new(Live {
+            engine,
+            admission,
+            connections,
+        }));
         Metrics {
             registry,
             requests,
@@ -117,10 +124,12 @@ enum Value {
     Healthy,
 }
 
-/// What is read at scrape time: the queue and the engine's per-device statistics.
+/// What is read at scrape time: the queue, the connections and the engine's per-device
+/// statistics.
 struct Live {
     engine: Engine,
     admission: Arc<Admission>,
+    connections: Arc<Connections>,
 }
 
 impl std::fmt::Debug for Live {
@@ -143,9 +152,33 @@ impl Collector for Live {
                 "attachToTangle requests running",
                 depth.active,
             ),
+            (
+                "curlpow_connections_open",
+                "HTTP connections open",
+                self.connections.open(),
+            ),
         ] {
             let g = ConstGauge::new(v as i64);
             g.encode(enc.encode_descriptor(name, help, None, g.metric_type())?)?;
+        }
+        {
+            let c = &self.connections.counts;
+            let mut family = enc.encode_descriptor(
+                "curlpow_connections_closed",
+                "HTTP connections the server closed: refused at a cap with none idle, displaced while idle by a newcomer, headers too slow, idle too long",
+                None,
+                ConstCounter::new(0u64).metric_type(),
+            )?;
+            for (reason, n) in [
+                ("refused", &c.refused),
+                ("evicted", &c.evicted),
+                ("header_timeout", &c.header_timeouts),
+                ("idle_timeout", &c.idle_timeouts),
+            ] {
+                let labels = [("reason", reason)];
+                ConstCounter::new(n.load(std::sync::atomic::Ordering::Relaxed))
+                    .encode(family.encode_family(&labels)?)?;
+            }
         }
         let reports = self.engine.device_report();
         let kinds = [

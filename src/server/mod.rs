@@ -27,6 +27,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod connections;
 pub mod errors;
 pub mod inflight;
 pub mod limits;
@@ -41,12 +42,30 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{Engine, PowOptions};
 pub use auth::Credentials;
+use connections::{ConnLimits, Connections};
 use inflight::{InFlight, StopCause};
 use limits::{Admission, Limits};
 use metrics::Metrics;
 
 /// IRI's API port.
 pub const DEFAULT_PORT: u16 = 14265;
+
+/// The highest MWM a server may be set to accept: a hash has 243 trits.
+pub const MAX_MWM: usize = 243;
+/// The largest `max_body_length`: 256 MiB, about 95,000 transactions of JSON. Each connection
+/// reading a body may hold this much.
+pub const MAX_BODY_LENGTH: usize = 1 << 28;
+/// The most transactions per attach a server may be set to take.
+pub const MAX_REQUESTS_LIST: usize = 100_000;
+/// The highest `concurrency`: each running attach holds a blocking thread.
+pub const MAX_CONCURRENCY: usize = 1024;
+/// The longest wait queue.
+pub const MAX_QUEUE: usize = 65_536;
+/// The most connections a server may be set to hold open.
+pub const MAX_CONNECTIONS: usize = 1 << 20;
+/// The shortest and longest connection time limits (header, body, idle).
+pub const CONN_TIMEOUT_RANGE: std::ops::RangeInclusive<Duration> =
+    Duration::from_millis(100)..=Duration::from_secs(86_400);
 
 /// What can stop the server from starting or running.
 #[derive(Debug, thiserror::Error)]
@@ -87,8 +106,8 @@ pub struct Config {
     /// Attaches running at once (default: the engine's device count + 1, so a device never
     /// waits for the next request to be read).
     pub concurrency: Option<usize>,
-    /// Attaches running at once for one client (auth user, else IP address); default: the
-    /// concurrency − 1 (at least 1), so another client always finds a slot.
+    /// Attaches running at once for one client (its IP address, and its auth user when auth
+    /// is on); default: the concurrency − 1 (at least 1), so another client always finds a slot.
     pub per_client: Option<usize>,
     /// Requests waiting for a slot, all clients (default 64). Past it: 503 + `Retry-After`.
     pub queue: usize,
@@ -103,6 +122,19 @@ pub struct Config {
     pub pow: PowOptions,
     /// Async runtime worker threads (default 2: the HTTP layer is light; PoW runs elsewhere).
     pub runtime_threads: usize,
+    /// Connections open at once, all peers (default 512). Past it a new connection displaces
+    /// an idle one, or is closed at once (see [`connections`]).
+    pub max_connections: usize,
+    /// Connections open at once from one IP address (default 64).
+    pub max_connections_per_peer: usize,
+    /// Time for a request's headers to arrive, from the connection's start or from the first
+    /// byte after the previous answer (default 10 s).
+    pub header_read_timeout: Duration,
+    /// Time for a request's body to arrive once its headers are in (default 60 s; past it the
+    /// answer is 408).
+    pub body_read_timeout: Duration,
+    /// How long a kept-alive connection may wait for its next request (default 30 s).
+    pub idle_timeout: Duration,
 }
 
 impl Default for Config {
@@ -121,11 +153,71 @@ impl Default for Config {
             shutdown_grace: Duration::from_secs(30),
             pow: PowOptions::default(),
             runtime_threads: 2,
+            max_connections: 512,
+            max_connections_per_peer: 64,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(30),
         }
     }
 }
 
 impl Config {
+    /// Every setting within its range; the error names the first that is not.
+    pub fn check(&self) -> Result<(), ServerError> {
+        fn within<T: PartialOrd + std::fmt::Debug>(
+            what: &str,
+            v: T,
+            range: std::ops::RangeInclusive<T>,
+        ) -> Result<(), ServerError> {
+            if range.contains(&v) {
+                Ok(())
+            } else {
+                Err(ServerError::Config(format!(
+                    "{what} {v:?} is out of range: {:?} to {:?}",
+                    range.start(),
+                    range.end()
+                )))
+            }
+        }
+        within("max_mwm", self.max_mwm, 0..=MAX_MWM)?;
+        within("max_body_length", self.max_body_length, 1..=MAX_BODY_LENGTH)?;
+        within(
+            "max_requests_list",
+            self.max_requests_list,
+            1..=MAX_REQUESTS_LIST,
+        )?;
+        if let Some(c) = self.concurrency {
+            within("concurrency", c, 1..=MAX_CONCURRENCY)?;
+        }
+        within("queue", self.queue, 0..=MAX_QUEUE)?;
+        within("runtime_threads", self.runtime_threads, 1..=64)?;
+        within("max_connections", self.max_connections, 1..=MAX_CONNECTIONS)?;
+        within(
+            "max_connections_per_peer",
+            self.max_connections_per_peer,
+            1..=self.max_connections,
+        )?;
+        for (what, d) in [
+            ("header_read_timeout", self.header_read_timeout),
+            ("body_read_timeout", self.body_read_timeout),
+            ("idle_timeout", self.idle_timeout),
+        ] {
+            within(what, d, CONN_TIMEOUT_RANGE)?;
+        }
+        Ok(())
+    }
+
+    /// The connection limits these settings give.
+    pub fn conn_limits(&self) -> ConnLimits {
+        ConnLimits {
+            max_connections: self.max_connections,
+            max_per_peer: self.max_connections_per_peer,
+            header_read_timeout: self.header_read_timeout,
+            idle_timeout: self.idle_timeout,
+        }
+    }
+
     /// The admission limits these settings give for an engine with `devices` devices.
     pub fn limits(&self, devices: usize) -> Limits {
         let concurrency = self.concurrency.unwrap_or(devices + 1).max(1);
@@ -149,6 +241,7 @@ pub(crate) struct App {
     pub(crate) engine: Engine,
     pub(crate) config: Config,
     pub(crate) admission: Arc<Admission>,
+    pub(crate) connections: Arc<Connections>,
     pub(crate) inflight: Arc<InFlight>,
     pub(crate) metrics: Metrics,
     pub(crate) started: Instant,
@@ -196,11 +289,7 @@ impl std::fmt::Debug for Server {
 impl Server {
     /// Bind `config.listen` and start serving in the background.
     pub fn start(engine: Engine, config: Config) -> Result<Server, ServerError> {
-        if config.runtime_threads == 0 {
-            return Err(ServerError::Config(
-                "runtime threads must be at least 1".into(),
-            ));
-        }
+        config.check()?;
         let limits = config.limits(engine.devices().len());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.runtime_threads)
@@ -220,11 +309,13 @@ impl Server {
             .local_addr()
             .map_err(io_err("reading the bound address"))?;
         let admission = Admission::new(limits);
+        let connections = Connections::new(config.conn_limits());
         let app = Arc::new(App {
-            metrics: Metrics::new(engine.clone(), admission.clone()),
+            metrics: Metrics::new(engine.clone(), admission.clone(), connections.clone()),
             engine,
             config,
             admission,
+            connections,
             inflight: Arc::new(InFlight::default()),
             started: Instant::now(),
             shutting_down: AtomicBool::new(false),
@@ -238,7 +329,7 @@ impl Server {
             Ok::<_, ServerError>((l, s))
         })?;
         let task = runtime.spawn(routes::serve(app.clone(), listener, stop_rx));
-        tracing::info!(%addr, ?limits, "serving");
+        tracing::info!(%addr, ?limits, connections = ?app.connections.limits(), "serving");
         Ok(Server {
             runtime: Some(runtime),
             addr,
@@ -299,6 +390,42 @@ impl Drop for Server {
             self.app.shutting_down.store(true, Ordering::Relaxed);
             self.app.inflight.stop(None, StopCause::Shutdown);
             let _ = self.stop_and_wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_out_of_range_is_refused() {
+        assert!(Config::default().check().is_ok());
+        type Change = fn(&mut Config);
+        let bad: [(&str, Change); 8] = [
+            ("max_body_length", |c| c.max_body_length = usize::MAX),
+            ("max_body_length", |c| c.max_body_length = 0),
+            ("max_mwm", |c| c.max_mwm = 300),
+            ("concurrency", |c| c.concurrency = Some(usize::MAX)),
+            ("queue", |c| c.queue = usize::MAX),
+            ("max_connections_per_peer", |c| {
+                c.max_connections_per_peer = c.max_connections + 1
+            }),
+            ("header_read_timeout", |c| {
+                c.header_read_timeout = Duration::ZERO
+            }),
+            ("idle_timeout", |c| {
+                c.idle_timeout = Duration::from_secs(u64::MAX)
+            }),
+        ];
+        for (what, f) in bad {
+            let mut c = Config::default();
+            f(&mut c);
+            let e = c.check().unwrap_err().to_string();
+            assert!(
+                e.contains(what) && e.contains("out of range"),
+                "{what}: {e}"
+            );
         }
     }
 }

@@ -3,7 +3,6 @@
 //! `Engine::attach_to_tangle`.
 
 use std::future::IntoFuture;
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,6 +17,7 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::api::{self, Command, NodeInfo, ParseLimits};
+use super::connections::{CappedListener, ConnInfo};
 use super::errors::{json_response, ApiError, INVALID_API_VERSION, NO_COMMAND, REQUEST_TOO_LONG};
 use super::inflight::StopCause;
 use super::limits::Admit;
@@ -38,9 +38,10 @@ pub(crate) async fn serve(
     let (began_tx, began_rx) = oneshot::channel::<()>();
     let router = router(app.clone());
     let app2 = app.clone();
+    let listener = CappedListener::new(listener, app.connections.clone());
     let serving = axum::serve(
         listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
+        router.into_make_service_with_connect_info::<ConnInfo>(),
     )
     .with_graceful_shutdown(async move {
         let _ = stop.await;
@@ -81,6 +82,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/metrics", get(metrics).fallback(iri))
         .fallback(iri)
         .layer(middleware::from_fn(cors))
+        .layer(middleware::from_fn(in_progress))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             panic_answer,
         ))
@@ -91,6 +93,18 @@ fn router(app: Arc<App>) -> Router {
 fn panic_answer(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ApiError::Internal("internal error (a handler panicked)".into())
         .into_response_since(Instant::now())
+}
+
+/// While a request is handled its connection has no time limit and cannot be displaced (see
+/// [`connections`](super::connections)); the body has its own limit (`body_read_timeout`).
+async fn in_progress(req: Request, next: Next) -> Response {
+    let guard = req
+        .extensions()
+        .get::<ConnectInfo<ConnInfo>>()
+        .map(|c| c.0.conn.begin_request());
+    let resp = next.run(req).await;
+    drop(guard);
+    resp
 }
 
 /// CORS as IRI does it: `Access-Control-Allow-Origin: *` on every answer, and OPTIONS (a browser's
@@ -157,11 +171,11 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
 /// Every other request: IRI's API.
 async fn iri(
     State(app): State<Arc<App>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(conn): ConnectInfo<ConnInfo>,
     req: Request,
 ) -> Response {
     let started = Instant::now();
-    let (label, result) = match handle(&app, peer, req, started).await {
+    let (label, result) = match handle(&app, conn.peer.ip(), req, started).await {
         (label, Ok(resp)) => (label, resp),
         (label, Err(e)) => {
             if matches!(e, ApiError::Internal(_)) {
@@ -177,7 +191,7 @@ async fn iri(
 /// The API, returning the metrics' command label with the answer.
 async fn handle(
     app: &Arc<App>,
-    peer: SocketAddr,
+    peer: std::net::IpAddr,
     req: Request,
     started: Instant,
 ) -> (&'static str, Result<Response, ApiError>) {
@@ -204,13 +218,23 @@ async fn handle(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > (limit + DRAIN_BYTES) as u64) {
+    if declared.is_some_and(|n| n > (limit as u64).saturating_add(DRAIN_BYTES as u64)) {
         // Too long to be worth reading: answer at once; the connection closes after it.
         return ("none", Err(ApiError::bad(REQUEST_TOO_LONG)));
     }
-    let body = match read_body(req.into_body(), limit).await {
-        Ok(b) => b,
-        Err(()) => return ("none", Err(ApiError::bad(REQUEST_TOO_LONG))),
+    let body_limit = app.config.body_read_timeout;
+    let body = match tokio::time::timeout(body_limit, read_body(req.into_body(), limit)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(())) => return ("none", Err(ApiError::bad(REQUEST_TOO_LONG))),
+        Err(_) => {
+            return (
+                "none",
+                Err(ApiError::BodyTimeout(format!(
+                    "Request timed out: the body did not arrive within {} ms (--body-read-timeout)",
+                    body_limit.as_millis()
+                ))),
+            )
+        }
     };
     let json: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
@@ -238,12 +262,18 @@ async fn handle(
             Err(ApiError::bad(format!("Command [{name}] is unknown"))),
         );
     };
+    // The client, for admission and interrupts: its address, and its user when auth is on (one
+    // set of credentials is often shared by every caller).
+    let client = match &user {
+        Some(u) => format!("user:{u}@{peer}"),
+        None => format!("ip:{peer}"),
+    };
     let r = match cmd {
-        Command::AttachToTangle => attach(app, peer, user, &obj, started).await,
+        Command::AttachToTangle => attach(app, client, &obj, started).await,
         Command::InterruptAttachingToTangle => {
-            // With auth, the attaches these credentials started; without, every one.
-            let n = app.inflight.stop(user.as_deref(), StopCause::Interrupted);
-            tracing::info!(interrupted = n, "interruptAttachingToTangle");
+            // The attaches this client started, not every client's.
+            let n = app.inflight.stop(Some(&client), StopCause::Interrupted);
+            tracing::info!(client = %client, interrupted = n, "interruptAttachingToTangle");
             Ok(json_response(StatusCode::OK, Map::new(), started))
         }
         Command::GetNodeInfo => Ok(node_info(app, started)),
@@ -327,8 +357,7 @@ fn timed_out(limit: Option<Duration>) -> ApiError {
 
 async fn attach(
     app: &Arc<App>,
-    peer: SocketAddr,
-    user: Option<String>,
+    client: String,
     obj: &Map<String, Value>,
     started: Instant,
 ) -> Result<Response, ApiError> {
@@ -349,13 +378,9 @@ async fn attach(
             started,
         ));
     }
-    let client = match &user {
-        Some(u) => format!("user:{u}"),
-        None => format!("ip:{}", peer.ip()),
-    };
     let limit = app.config.request_timeout;
     let deadline = limit.and_then(|d| started.checked_add(d));
-    let ticket = app.inflight.register(user);
+    let ticket = app.inflight.register(client.clone());
     let interrupted = |cause: StopCause| match cause {
         StopCause::Shutdown => Err(shutting_down()),
         _ => Ok(json_response(

@@ -8,55 +8,98 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use curlpow::broker::{remote_devices, BrokerUrl, RemoteConfig};
-use curlpow::server::{Config, Credentials, Server, ServerError};
+use curlpow::server::{
+    Config, Credentials, Server, ServerError, CONN_TIMEOUT_RANGE, MAX_BODY_LENGTH, MAX_CONCURRENCY,
+    MAX_CONNECTIONS, MAX_MWM, MAX_QUEUE, MAX_REQUESTS_LIST,
+};
 use curlpow::{Engine, PowOptions, Selection};
 
 use crate::engine_args::{build_engine, build_engine_with, EngineArgs};
 use crate::exit::UsageError;
 use crate::log_lines;
 use crate::output::errln;
+use crate::values;
+
+/// A whole-number flag within `lo..=hi` (clap's message names the range).
+fn count(lo: u64, hi: usize) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(lo..=hi as u64)
+}
+
+/// A connection time limit in seconds, within [`CONN_TIMEOUT_RANGE`].
+fn conn_seconds(s: &str) -> Result<Duration, String> {
+    let d = values::seconds(s)?;
+    if CONN_TIMEOUT_RANGE.contains(&d) {
+        Ok(d)
+    } else {
+        Err(format!(
+            "{s} is out of range: {} to {} seconds",
+            CONN_TIMEOUT_RANGE.start().as_secs_f64(),
+            CONN_TIMEOUT_RANGE.end().as_secs_f64()
+        ))
+    }
+}
 
 #[derive(Args)]
 pub struct ServeArgs {
     /// Address and port to listen on (0.0.0.0:14265 for every interface; port 0 picks one).
     #[arg(long, default_value = "127.0.0.1:14265")]
     listen: SocketAddr,
-    /// Highest minWeightMagnitude accepted.
-    #[arg(long, default_value_t = 14)]
+    /// Highest minWeightMagnitude accepted (0 to 243).
+    #[arg(long, default_value_t = 14, value_parser = count(0, MAX_MWM))]
     max_mwm: usize,
-    /// Largest request body in bytes (IRI's default).
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Largest request body in bytes (IRI's default; 1 to 268435456).
+    #[arg(long, default_value_t = 1_000_000, value_parser = count(1, MAX_BODY_LENGTH))]
     max_body_length: usize,
-    /// Most transactions per attachToTangle (IRI's default).
-    #[arg(long, default_value_t = 1000)]
+    /// Most transactions per attachToTangle (IRI's default; 1 to 100000).
+    #[arg(long, default_value_t = 1000, value_parser = count(1, MAX_REQUESTS_LIST))]
     max_requests_list: usize,
-    /// Seconds one request may take, queue wait included (0: no limit).
-    #[arg(long, default_value_t = 300.0)]
-    request_timeout: f64,
-    /// Attaches running at once [default: devices + 1].
-    #[arg(long)]
+    /// Seconds one request may take, queue wait included (0: no limit; at most 1e9).
+    #[arg(long, default_value = "300", value_parser = values::seconds)]
+    request_timeout: Duration,
+    /// Attaches running at once, 1 to 1024 [default: devices + 1].
+    #[arg(long, value_parser = count(1, MAX_CONCURRENCY))]
     concurrency: Option<usize>,
-    /// Attaches running at once for one client (auth user, else IP) [default: concurrency - 1].
-    #[arg(long)]
+    /// Attaches running at once for one client (its address, with its auth user when auth is
+    /// on), 1 to the concurrency [default: concurrency - 1].
+    #[arg(long, value_parser = count(1, MAX_CONCURRENCY))]
     per_client: Option<usize>,
-    /// Requests waiting for a slot; past it, 503 with Retry-After at once.
-    #[arg(long, default_value_t = 64)]
+    /// Requests waiting for a slot (0 to 65536); past it, 503 with Retry-After at once.
+    #[arg(long, default_value_t = 64, value_parser = count(0, MAX_QUEUE))]
     queue: usize,
-    /// Requests waiting for one client [default: half the queue].
-    #[arg(long)]
+    /// Requests waiting for one client, 0 to the queue [default: half the queue].
+    #[arg(long, value_parser = count(0, MAX_QUEUE))]
     per_client_queue: Option<usize>,
+    /// Connections open at once, all peers, 1 to the open-file limit less 128 [default: the
+    /// smaller of 1024 and that]. Past it a new connection displaces an idle one or is closed.
+    #[arg(long, value_parser = count(1, MAX_CONNECTIONS))]
+    max_connections: Option<usize>,
+    /// Connections open at once from one IP address, 1 to --max-connections [default: 64, or
+    /// --max-connections if lower].
+    #[arg(long, value_parser = count(1, MAX_CONNECTIONS))]
+    max_connections_per_peer: Option<usize>,
+    /// Seconds for a request's headers to arrive (0.1 to 86400).
+    #[arg(long, default_value = "10", value_parser = conn_seconds)]
+    header_read_timeout: Duration,
+    /// Seconds for a request's body to arrive once its headers are in (0.1 to 86400); past it
+    /// the answer is 408.
+    #[arg(long, default_value = "60", value_parser = conn_seconds)]
+    body_read_timeout: Duration,
+    /// Seconds a kept-alive connection may wait for its next request (0.1 to 86400).
+    #[arg(long, default_value = "30", value_parser = conn_seconds)]
+    idle_timeout: Duration,
     /// HTTP Basic auth: a file with one `user:password` line (keep it mode 0600). Or set
     /// CURLPOW_REMOTE_AUTH=user:password.
     #[arg(long, env = "CURLPOW_REMOTE_AUTH_FILE")]
     remote_auth_file: Option<PathBuf>,
-    /// Seconds attaches in flight may finish after SIGTERM/SIGINT before they are cancelled.
-    #[arg(long, default_value_t = 30.0)]
-    shutdown_grace: f64,
+    /// Seconds attaches in flight may finish after SIGTERM/SIGINT before they are cancelled
+    /// (0 to 1e9).
+    #[arg(long, default_value = "30", value_parser = values::seconds)]
+    shutdown_grace: Duration,
     /// Run each search on every free device at once (lowest latency per request).
     #[arg(long)]
     latency: bool,
-    /// Log level: error, warn, info, debug, trace (RUST_LOG overrides).
-    #[arg(long, default_value = "info")]
+    /// Log level (RUST_LOG overrides).
+    #[arg(long, default_value = "info", value_parser = ["error", "warn", "info", "debug", "trace"])]
     log: String,
     /// Send the PoW to workers (`curlpow worker`, dcurl's) through this RabbitMQ broker:
     /// amqp://user:password@host:5672/%2f. Or set CURLPOW_BROKER (keeps the password out of
@@ -70,19 +113,70 @@ pub struct ServeArgs {
     /// With --broker: the queue the requests go to.
     #[arg(long, default_value = curlpow::broker::DEFAULT_QUEUE)]
     broker_queue: String,
-    /// With --broker: PoWs in flight on the queue at once (each one a device of the engine).
-    #[arg(long, default_value_t = 8)]
+    /// With --broker: PoWs in flight on the queue at once (each one a device of the engine; 1
+    /// to 1024).
+    #[arg(long, default_value_t = 8, value_parser = count(1, 1024))]
     broker_slots: usize,
     #[command(flatten)]
     engine: EngineArgs,
 }
 
-fn seconds(flag: &str, v: f64) -> Result<Duration, UsageError> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(Duration::from_secs_f64(v.min(1e9)))
-    } else {
-        Err(UsageError(format!("{flag} {v} is not a number of seconds")))
+/// File descriptors kept out of `--max-connections`: the engine, its drivers (a GPU driver
+/// opens dozens), the listener, the auth file, the log.
+const RESERVED_FDS: u64 = 128;
+
+/// The soft open-file limit, if there is one.
+#[cfg(unix)]
+fn open_file_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit struct, which `r` is.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return None;
     }
+    (r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
+#[cfg(not(unix))]
+fn open_file_limit() -> Option<u64> {
+    None
+}
+
+/// `--max-connections` and `--max-connections-per-peer`, checked against the open-file limit.
+fn connection_caps(a: &ServeArgs) -> Result<(usize, usize), UsageError> {
+    let (top, why) = match open_file_limit() {
+        Some(n) if n <= RESERVED_FDS => {
+            return Err(UsageError(format!(
+                "the open-file limit ({n}) is too low to serve: raise it (ulimit -n) above {RESERVED_FDS}"
+            )))
+        }
+        Some(n) => (
+            (n - RESERVED_FDS).min(MAX_CONNECTIONS as u64) as usize,
+            format!("the open-file limit, {n}, less {RESERVED_FDS} kept for the engine and its drivers"),
+        ),
+        None => (MAX_CONNECTIONS, "the most this server holds".to_string()),
+    };
+    let max = match a.max_connections {
+        Some(n) if n > top => {
+            return Err(UsageError(format!(
+                "--max-connections {n} is out of range: 1 to {top} ({why})"
+            )))
+        }
+        Some(n) => n,
+        None => top.min(1024),
+    };
+    let per_peer = match a.max_connections_per_peer {
+        Some(n) if n > max => {
+            return Err(UsageError(format!(
+                "--max-connections-per-peer {n} is out of range: 1 to {max} (--max-connections)"
+            )))
+        }
+        Some(n) => n,
+        None => max.min(64),
+    };
+    Ok((max, per_peer))
 }
 
 /// The engine the server runs on: this host's devices, or with `--broker` devices that send
@@ -118,17 +212,24 @@ fn engine_for(a: &ServeArgs) -> Result<(Engine, Selection)> {
 fn credentials(a: &ServeArgs) -> Result<Option<Credentials>> {
     if let Some(path) = &a.remote_auth_file {
         warn_if_readable_by_others(path);
-        return Ok(Some(
-            Credentials::from_file(path).map_err(|e| UsageError(e.to_string()))?,
-        ));
+        return Ok(Some(Credentials::from_file(path).map_err(config_error)?));
     }
     match std::env::var("CURLPOW_REMOTE_AUTH") {
         Ok(v) if !v.is_empty() => {
             Ok(Some(Credentials::parse(&v).map_err(|e| {
-                UsageError(format!("CURLPOW_REMOTE_AUTH: {e}"))
+                UsageError(format!("CURLPOW_REMOTE_AUTH: {}", config_error(e)))
             })?))
         }
         _ => Ok(None),
+    }
+}
+
+/// A bad setting as a usage error, its message once (without the "server configuration"
+/// prefix the library's `Display` adds).
+fn config_error(e: ServerError) -> UsageError {
+    match e {
+        ServerError::Config(m) => UsageError(m),
+        e => UsageError(e.to_string()),
     }
 }
 
@@ -197,26 +298,35 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
     init_logging(&a.log)?;
     let mut config = Config::default();
     config.listen = a.listen;
-    config.max_mwm = a.max_mwm.min(243);
+    config.max_mwm = a.max_mwm;
     config.max_body_length = a.max_body_length;
     config.max_requests_list = a.max_requests_list;
-    let t = seconds("--request-timeout", a.request_timeout)?;
-    config.request_timeout = (!t.is_zero()).then_some(t);
-    for (flag, v) in [
-        ("--concurrency", a.concurrency),
-        ("--per-client", a.per_client),
-    ] {
-        if v == Some(0) {
-            return Err(UsageError(format!("{flag} must be at least 1")).into());
-        }
-    }
+    config.request_timeout = (!a.request_timeout.is_zero()).then_some(a.request_timeout);
     config.concurrency = a.concurrency;
     config.per_client = a.per_client;
     config.queue = a.queue;
+    if let Some(n) = a.per_client_queue.filter(|&n| n > a.queue) {
+        return Err(UsageError(format!(
+            "--per-client-queue {n} is out of range: 0 to {} (--queue)",
+            a.queue
+        ))
+        .into());
+    }
     config.per_client_queue = a.per_client_queue;
-    config.shutdown_grace = seconds("--shutdown-grace", a.shutdown_grace)?;
+    (config.max_connections, config.max_connections_per_peer) = connection_caps(&a)?;
+    config.header_read_timeout = a.header_read_timeout;
+    config.body_read_timeout = a.body_read_timeout;
+    config.idle_timeout = a.idle_timeout;
+    config.shutdown_grace = a.shutdown_grace;
     config.auth = credentials(&a)?;
     let (engine, selection) = engine_for(&a)?;
+    let concurrency = config.limits(engine.devices().len()).concurrency;
+    if let Some(n) = a.per_client.filter(|&n| n > concurrency) {
+        return Err(UsageError(format!(
+            "--per-client {n} is out of range: 1 to {concurrency} (the concurrency)"
+        ))
+        .into());
+    }
     config.pow = PowOptions::default()
         .selection(selection)
         .latency(a.latency);
@@ -224,7 +334,7 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
     let auth = config.auth.is_some();
     let mut server = Server::start(engine, config).map_err(|e| match e {
         // A bad setting is a usage error (exit 2); a socket that cannot be bound is a failure.
-        ServerError::Config(m) => anyhow::Error::new(UsageError(m)),
+        e @ ServerError::Config(_) => anyhow::Error::new(config_error(e)),
         e => anyhow::Error::new(e),
     })?;
     errln!(
