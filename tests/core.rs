@@ -261,7 +261,7 @@ fn required_backends_are_compiled_and_present() {
         .filter(|s| !s.is_empty())
         .collect();
     if names.is_empty() {
-        eprintln!("SKIPPED: CURLPOW_REQUIRE_BACKENDS is not set");
+        common::skip("CURLPOW_REQUIRE_BACKENDS is not set");
         return;
     }
     let e = Engine::builder()

@@ -25,7 +25,7 @@ fn planes_kernels() -> Vec<PlanesKernel> {
         .filter(|k| {
             let ok = k.is_supported();
             if !ok {
-                eprintln!("SKIPPED: this CPU cannot run the {k:?} planes transform");
+                common::skip(&format!("this CPU cannot run the {k:?} planes transform"));
             }
             ok
         })

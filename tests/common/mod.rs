@@ -2,6 +2,9 @@
 //! random transactions, and the rule for GPU tests that find no device.
 #![allow(dead_code)]
 
+mod skip;
+pub use skip::skip;
+
 use curlpow::Transaction;
 use serde_json::Value;
 
@@ -127,7 +130,9 @@ pub fn gpu_available(backend: &str, found: bool) -> bool {
     {
         panic!("CURLPOW_REQUIRE_BACKENDS requires {backend}, but no {backend} device was found");
     }
-    eprintln!("SKIPPED: no {backend} device found (set CURLPOW_REQUIRE_BACKENDS={backend} to make this a failure)");
+    skip(&format!(
+        "no {backend} device found (set CURLPOW_REQUIRE_BACKENDS={backend} to make this a failure)"
+    ));
     false
 }
 
@@ -238,7 +243,7 @@ pub fn cpu_kernels() -> Vec<curlpow::CpuKernel> {
         .filter(|k| {
             let ok = k.is_supported();
             if !ok {
-                eprintln!("SKIPPED: this CPU cannot run the {k} kernel");
+                skip(&format!("this CPU cannot run the {k} kernel"));
             }
             ok
         })
