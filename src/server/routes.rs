@@ -79,6 +79,7 @@ fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/health", get(health).fallback(iri))
         .route("/metrics", get(metrics).fallback(iri))
+        .merge(super::status::routes())
         .fallback(iri)
         .layer(middleware::from_fn(cors))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
@@ -155,7 +156,7 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
 }
 
 /// Every other request: IRI's API.
-async fn iri(
+pub(super) async fn iri(
     State(app): State<Arc<App>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: Request,
