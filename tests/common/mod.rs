@@ -77,8 +77,16 @@ pub fn run_alone(test_name: &str) -> bool {
         return true;
     }
     let exe = std::env::current_exe().expect("test binary path");
+    // The name libtest runs the test under, with its module path in a binary of several
+    // modules: the name of the thread it runs the test on.
+    let full = std::thread::current()
+        .name()
+        .filter(|n| n.ends_with(test_name))
+        .unwrap_or(test_name)
+        .to_string();
     let out = std::process::Command::new(exe)
-        .args([test_name, "--exact", "--test-threads", "1", "--nocapture"])
+        .args([full.as_str(), "--exact"])
+        .args(["--test-threads", "1", "--nocapture"])
         .env(CHILD, "1")
         .output()
         .expect("run the test in a child process");

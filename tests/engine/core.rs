@@ -1,7 +1,7 @@
 //! The core: trinary, the scalar Curl-P-81 reference against every public vector, transaction
 //! fields, and the CPU search (validity, cancellation, deadline, concurrency).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

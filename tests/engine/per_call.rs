@@ -3,7 +3,7 @@
 //! vectors through both, and `pow_many`'s one-search-per-worker path (validity, order,
 //! statistics, deadlines, cancel, and tiny searches staying on the CPU).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! with a visible `SKIPPED:` line; with `CURLPOW_REQUIRE_COMPAT=1` (CI) a skip is a failure.
 //! (PyOTA 2.1.0 was tried too: its `pysha3` dependency does not build on Python 3.11.)
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

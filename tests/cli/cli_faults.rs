@@ -2,8 +2,8 @@
 //! `fault-injection` feature adds a test device per `CURLPOW_INJECT_FAULT` entry (see
 //! `curlpow::fault`); these tests drive the engine's fault paths through the binary.
 
-mod cli_support;
-mod common;
+use crate::cli_support;
+use crate::common;
 
 use cli_support::{curlpow, example};
 use predicates::prelude::*;

@@ -2,8 +2,8 @@
 //! (ureq): IRI's chaining and field rules against the library's reference hash, every bad
 //! request, auth, interrupt, a full queue, a request past its time limit, graceful shutdown.
 
-mod attach_check;
-mod common;
+use crate::attach_check;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

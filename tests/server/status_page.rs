@@ -7,7 +7,7 @@
 //! Needs Debian's `chromium` (or `CURLPOW_CHROMIUM=/path/to/chrome`); without it the test skips
 //! visibly, and with `CURLPOW_REQUIRE_CHROMIUM=1` (CI) a missing Chromium fails.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};

@@ -2,8 +2,8 @@
 //! exit 0 (closed stdout, a full disk), a reader that leaves is a quiet exit 141 and never a
 //! panic, durations a timer cannot hold are usage errors, and a timeout says so once.
 
-mod cli_support;
-mod common;
+use crate::cli_support;
+use crate::common;
 
 use std::io::Read;
 use std::process::Stdio;
