@@ -400,7 +400,7 @@ else
         [ -x "$t" ] || { cp "$t" "$WORK/$(basename "$t")" && chmod +x "$WORK/$(basename "$t")" && t=$WORK/$(basename "$t"); }
         log "test binary $(basename "$t")"
         CURLPOW_REQUIRE_BACKENDS=opencl,wgpu CURLPOW_TEST_ROOT=$ROOT \
-            timeout "$(tmo 240)" "$t" --test-threads=2 >"$WORK/test.out" 2>&1
+            timeout "$(tmo 480)" "$t" --test-threads=2 >"$WORK/test.out" 2>&1
         trc=$?
         { echo "== $(basename "$t") exit $trc"; cat "$WORK/test.out"; } >>"$OUT/tests.txt"
         res=$(grep -E '^test result:' "$WORK/test.out" | tail -n 1)
