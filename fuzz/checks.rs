@@ -1,5 +1,5 @@
 //! The properties the fuzz targets check, one function per target. The same file is included by
-//! `tests/cli_parsers_random.rs`, which feeds it pseudo-random inputs in the regular test run.
+//! `tests/cli/cli_parsers_random.rs`, which feeds it pseudo-random inputs in the regular test run.
 //! The including crate also declares `mod line_reader` (the CLI's `src/bin/curlpow/line_reader.rs`).
 #![allow(dead_code)]
 

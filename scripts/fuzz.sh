@@ -6,7 +6,7 @@
 # lets cargo-fuzz pass its -Z flags, and --sanitizer none skips AddressSanitizer (nightly-only;
 # the parsers have no unsafe code for it to watch). On nightly, set CURLPOW_FUZZ_SANITIZER=address.
 # Corpora stay in fuzz/corpus/TARGET (not committed), crashes in fuzz/artifacts/TARGET.
-# The same properties run on pseudo-random inputs in `cargo test --test cli_parsers_random`.
+# The same properties run on pseudo-random inputs in `cargo test --test cli cli_parsers_random::`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"

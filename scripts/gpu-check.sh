@@ -36,7 +36,7 @@
 #
 # which runs `cargo build --release --features opencl,wgpu`, copies the binary into
 # target-carry/, builds the GPU test binaries (`cargo test --no-run --release --features
-# opencl,wgpu --test opencl --test wgpu`) and copies them into target-carry/tests/, adds
+# opencl,wgpu --test gpu`) and copies them into target-carry/tests/, adds
 # /target-carry/ to the repository's git exclude file, and downloads the loader packages
 # (`apt-get download ocl-icd-libopencl1 libvulkan1 libglvnd0`). GPU_CHECK_PROFILE=test builds
 # the test profile instead of release (faster to build; the kernels run on the device either
@@ -69,7 +69,7 @@ if [ "${1:-}" = prepare ]; then
     cargo build "${build[@]}" --features opencl,wgpu
     dir=${CARGO_TARGET_DIR:-target}/$([ "$profile" = test ] && echo debug || echo release)
     cp "$dir/curlpow" "$CARRY_DIR/"
-    cargo test "${test[@]}" --no-run --features opencl,wgpu --test opencl --test wgpu \
+    cargo test "${test[@]}" --no-run --features opencl,wgpu --test gpu \
         --message-format=json 2>/dev/null | python3 -c '
 import json, shutil, sys
 dest = sys.argv[1]
@@ -400,7 +400,7 @@ else
         [ -x "$t" ] || { cp "$t" "$WORK/$(basename "$t")" && chmod +x "$WORK/$(basename "$t")" && t=$WORK/$(basename "$t"); }
         log "test binary $(basename "$t")"
         CURLPOW_REQUIRE_BACKENDS=opencl,wgpu CURLPOW_TEST_ROOT=$ROOT \
-            timeout "$(tmo 240)" "$t" --test-threads=2 >"$WORK/test.out" 2>&1
+            timeout "$(tmo 480)" "$t" --test-threads=2 >"$WORK/test.out" 2>&1
         trc=$?
         { echo "== $(basename "$t") exit $trc"; cat "$WORK/test.out"; } >>"$OUT/tests.txt"
         res=$(grep -E '^test result:' "$WORK/test.out" | tail -n 1)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The generated bad-input campaign through the real `curlpow` binary (tests/cli_hostile.rs):
+# The generated bad-input campaign through the real `curlpow` binary (tests/cli/cli_hostile.rs):
 # 12,000 generated inputs and option values, each with the exit code an independent oracle
 # expects, then 50 MB inputs; it fails on any panic or crash, wrong exit code, output despite an
 # error, bad PoW output, or a run over 100 MB of peak RSS, and prints the figures that
@@ -14,4 +14,4 @@ features=()
 if [ -n "${CURLPOW_HOSTILE_FEATURES:-}" ]; then
     features=(--features "$CURLPOW_HOSTILE_FEATURES")
 fi
-exec cargo test "${features[@]}" --test cli_hostile -- --ignored --nocapture --test-threads 1
+exec cargo test "${features[@]}" --test cli -- --ignored --nocapture --test-threads 1 cli_hostile::

@@ -3,9 +3,10 @@
 # OpenCL when libOpenCL's development files are installed (apt-get install ocl-icd-opencl-dev),
 # and the fault-injection test hook (CURLPOW_INJECT_FAULT) for the CLI's fault tests.
 # GPU tests skip with a message when no driver answers, unless CURLPOW_REQUIRE_BACKENDS names
-# the backend (CI sets CURLPOW_REQUIRE_BACKENDS=opencl,wgpu). The workspace's default members
-# include the C library (ffi/dcurl, ffi/ccurl), whose tests compile and run C, Python and Java
-# programs against the built libdcurl.so / libccurl.so (docs/c-api.md).
+# the backend (CI sets CURLPOW_REQUIRE_BACKENDS=opencl,wgpu); every skip is listed at the end.
+# The workspace's default members include the C library (ffi/dcurl, ffi/ccurl), whose tests
+# compile and run C, Python and Java programs against the built libdcurl.so / libccurl.so
+# (docs/c-api.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Mesa's Vulkan driver prints "XDG_RUNTIME_DIR is invalid" on every instance on a headless box;
@@ -21,4 +22,18 @@ if pkg-config --exists OpenCL 2>/dev/null || compgen -G "/usr/lib/*/libOpenCL.so
 else
     echo "note: libOpenCL.so not found: building without the opencl backend (apt-get install ocl-icd-opencl-dev)" >&2
 fi
-exec cargo test --features "$features" "$@"
+# libtest captures what a passing test prints, so each skip (tests/common/skip.rs) is also
+# appended to this file, and listed, with its reason, after cargo test's own summary.
+skips=$(mktemp)
+trap 'rm -f "$skips"' EXIT
+export CURLPOW_SKIP_LOG="$skips"
+status=0
+cargo test --features "$features" "$@" || status=$?
+echo
+if [ -s "$skips" ]; then
+    echo "skipped ($(sort -u "$skips" | wc -l)), each reported as ok above:"
+    sort -u "$skips"
+else
+    echo "skipped: none"
+fi
+exit "$status"

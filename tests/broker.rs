@@ -504,8 +504,8 @@ fn the_worker_reconnects_after_a_broker_restart_and_the_jobs_complete() {
             std::env::var("CURLPOW_REQUIRE_BROKER").map_or(true, |v| v != "1"),
             "CURLPOW_REQUIRE_BROKER=1, but rabbitmqctl cannot control the local broker"
         );
-        eprintln!(
-            "SKIPPED: rabbitmqctl cannot control the broker (run as root, or as the rabbitmq user)"
+        common::skip(
+            "rabbitmqctl cannot control the broker (run as root, or as the rabbitmq user)",
         );
         return;
     }

@@ -2,7 +2,7 @@
 //! and this package's `libccurl.so`; every PoW it prints is checked again here with the
 //! scalar reference, and its digests against public Curl-P-81 vectors.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -2,7 +2,7 @@
 //! it; every PoW the script prints is checked again here with the scalar reference. Skips
 //! visibly without python3; fails instead under `CURLPOW_REQUIRE_PYTHON=1` (CI).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! and this package's `libdcurl.so`; every PoW it prints is checked again here with the
 //! scalar reference.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

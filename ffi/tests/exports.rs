@@ -2,7 +2,7 @@
 //! version node dcurl's own library defines, its own soname; and (libdcurl.so) a binary linked
 //! against a dcurl-like library runs unchanged with curlpow's in its place.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::Path;

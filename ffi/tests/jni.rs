@@ -3,7 +3,7 @@
 //! by `System.loadLibrary("dcurl")`; every PoW it prints is checked again here. Skips visibly
 //! without a JDK; fails instead under `CURLPOW_REQUIRE_JAVA=1`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -451,6 +451,7 @@ impl Registry {
                 stats.busy_seconds = s.stats.busy_ns.load(Ordering::Relaxed) as f64 * 1e-9;
                 stats.nonces_per_second = s.rate();
                 stats.max_concurrent = s.stats.max_concurrent.load(Ordering::Relaxed) as u64;
+                stats.searching = s.stats.in_flight.load(Ordering::Relaxed) as u64;
                 stats.healthy = st.unhealthy_until[i].is_none_or(|u| now >= u);
                 stats.last_fault = st.last_fault[i].as_ref().map(|(_, e)| e.to_string());
                 let mut info = s.info.clone();

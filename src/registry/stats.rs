@@ -28,6 +28,8 @@ pub struct DeviceStats {
     pub nonces_per_second: f64,
     /// The most searches ever seen running on this device at once (1 when leases work).
     pub max_concurrent: u64,
+    /// Searches running on this device now (0 idle, 1 busy).
+    pub searching: u64,
     /// False while the device is marked unhealthy after a fault (until it is probed again).
     pub healthy: bool,
     /// The last fault, in words, if there was one.

@@ -44,6 +44,20 @@ pub struct Metrics {
     attach_seconds: Histogram,
     transactions: Counter,
     nonces: Counter,
+    /// The histogram's count and sum, kept beside it for the status page (the client library
+    /// reads neither back).
+    attach_totals: parking_lot::Mutex<AttachTotals>,
+}
+
+/// Successful attaches so far: how many, their summed seconds, their transactions.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AttachTotals {
+    /// Attaches (the histogram's `_count`).
+    pub count: u64,
+    /// Their seconds, queue wait included (the histogram's `_sum`).
+    pub seconds: f64,
+    /// Transactions attached (`curlpow_attach_transactions_total`).
+    pub transactions: u64,
 }
 
 impl Metrics {
@@ -86,6 +100,7 @@ impl Metrics {
             attach_seconds,
             transactions,
             nonces,
+            attach_totals: parking_lot::Mutex::new(AttachTotals::default()),
         }
     }
 
@@ -101,9 +116,18 @@ impl Metrics {
 
     /// Count a successful attach.
     pub fn attached(&self, seconds: f64, transactions: u64, nonces: u64) {
+        let mut t = self.attach_totals.lock();
         self.attach_seconds.observe(seconds);
         self.transactions.inc_by(transactions);
         self.nonces.inc_by(nonces);
+        t.count += 1;
+        t.seconds += seconds;
+        t.transactions += transactions;
+    }
+
+    /// The successful attaches so far, as `/metrics` shows them.
+    pub fn attach_totals(&self) -> AttachTotals {
+        *self.attach_totals.lock()
     }
 
     /// The text exposition.

@@ -3,9 +3,9 @@
 //! Wallets and nodes (Trinity, iota.js, PyOTA, iota.go) call it as they call an IRI node's
 //! `attachToTangle`: every request is a `POST` of `{"command": …}` JSON with an
 //! `X-IOTA-API-Version` header, on any path. The commands are `attachToTangle`,
-//! `interruptAttachingToTangle` and `getNodeInfo`; `GET /health` and `GET /metrics` (Prometheus
-//! text) are for operators. `docs/server.md` has the API with examples, the limits, the metrics and
-//! how to run it.
+//! `interruptAttachingToTangle` and `getNodeInfo`; `GET /health`, `GET /metrics` (Prometheus
+//! text) and `GET /status` (a page that updates itself) are for operators. `docs/server.md` has
+//! the API with examples, the limits, the metrics and how to run it.
 //!
 //! The layers, outermost first: tracing and panic catching (tower-http), CORS, auth, IRI's
 //! request checks, admission ([`limits`]: a global concurrency limit, a bounded wait queue, a
@@ -34,6 +34,7 @@ pub mod limits;
 pub mod metrics;
 mod routes;
 pub mod shutdown;
+mod status;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -248,6 +249,8 @@ pub(crate) struct App {
     pub(crate) shutting_down: AtomicBool,
     /// Mean attach time (exponentially weighted, µs), for `Retry-After`.
     pub(crate) mean_attach_us: AtomicU64,
+    /// The last minutes of counters, for `GET /status`.
+    pub(crate) status: status::History,
 }
 
 impl App {
@@ -320,6 +323,7 @@ impl Server {
             started: Instant::now(),
             shutting_down: AtomicBool::new(false),
             mean_attach_us: AtomicU64::new(0),
+            status: status::History::default(),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
         let (listener, signals) = runtime.block_on(async {
@@ -329,6 +333,7 @@ impl Server {
             Ok::<_, ServerError>((l, s))
         })?;
         let task = runtime.spawn(routes::serve(app.clone(), listener, stop_rx));
+        runtime.spawn(status::sampler(Arc::downgrade(&app)));
         tracing::info!(%addr, ?limits, connections = ?app.connections.limits(), "serving");
         Ok(Server {
             runtime: Some(runtime),

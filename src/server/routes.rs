@@ -80,6 +80,7 @@ fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/health", get(health).fallback(iri))
         .route("/metrics", get(metrics).fallback(iri))
+        .merge(super::status::routes())
         .fallback(iri)
         .layer(middleware::from_fn(cors))
         .layer(middleware::from_fn(in_progress))
@@ -169,7 +170,7 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
 }
 
 /// Every other request: IRI's API.
-async fn iri(
+pub(super) async fn iri(
     State(app): State<Arc<App>>,
     ConnectInfo(conn): ConnectInfo<ConnInfo>,
     req: Request,

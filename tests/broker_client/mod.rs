@@ -2,6 +2,11 @@
 //! runtime): declare and delete queues, publish as dcurl's client does, read replies.
 #![allow(dead_code)]
 
+// Its own copy of the skip helper: the broker benchmark includes this module without `common`.
+#[allow(clippy::duplicate_mod)]
+#[path = "../common/skip.rs"]
+mod skip;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -35,10 +40,10 @@ pub fn broker_available() -> bool {
                     masked()
                 );
             }
-            eprintln!(
-                "SKIPPED: no RabbitMQ broker at {} ({e}); start one (rabbitmq-server -detached) or set CURLPOW_TEST_BROKER; CURLPOW_REQUIRE_BROKER=1 makes this a failure",
+            skip::skip(&format!(
+                "no RabbitMQ broker at {} ({e}); start one (rabbitmq-server -detached) or set CURLPOW_TEST_BROKER; CURLPOW_REQUIRE_BROKER=1 makes this a failure",
                 masked()
-            );
+            ));
             false
         }
     }

@@ -2,6 +2,9 @@
 //! random transactions, and the rule for GPU tests that find no device.
 #![allow(dead_code)]
 
+mod skip;
+pub use skip::skip;
+
 use curlpow::Transaction;
 use serde_json::Value;
 
@@ -74,8 +77,16 @@ pub fn run_alone(test_name: &str) -> bool {
         return true;
     }
     let exe = std::env::current_exe().expect("test binary path");
+    // The name libtest runs the test under, with its module path in a binary of several
+    // modules: the name of the thread it runs the test on.
+    let full = std::thread::current()
+        .name()
+        .filter(|n| n.ends_with(test_name))
+        .unwrap_or(test_name)
+        .to_string();
     let out = std::process::Command::new(exe)
-        .args([test_name, "--exact", "--test-threads", "1", "--nocapture"])
+        .args([full.as_str(), "--exact"])
+        .args(["--test-threads", "1", "--nocapture"])
         .env(CHILD, "1")
         .output()
         .expect("run the test in a child process");
@@ -127,7 +138,9 @@ pub fn gpu_available(backend: &str, found: bool) -> bool {
     {
         panic!("CURLPOW_REQUIRE_BACKENDS requires {backend}, but no {backend} device was found");
     }
-    eprintln!("SKIPPED: no {backend} device found (set CURLPOW_REQUIRE_BACKENDS={backend} to make this a failure)");
+    skip(&format!(
+        "no {backend} device found (set CURLPOW_REQUIRE_BACKENDS={backend} to make this a failure)"
+    ));
     false
 }
 
@@ -238,7 +251,7 @@ pub fn cpu_kernels() -> Vec<curlpow::CpuKernel> {
         .filter(|k| {
             let ok = k.is_supported();
             if !ok {
-                eprintln!("SKIPPED: this CPU cannot run the {k} kernel");
+                skip(&format!("this CPU cannot run the {k} kernel"));
             }
             ok
         })

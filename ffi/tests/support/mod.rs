@@ -4,6 +4,9 @@
 //! and check every PoW result the program prints with curlpow's scalar reference.
 #![allow(dead_code)]
 
+#[path = "../../../tests/common/skip.rs"]
+mod skip;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -67,7 +70,9 @@ pub fn missing(tool: &str, var: &str, why: &str) -> bool {
     if required(var) {
         panic!("{tool} is required ({var} is set) but unavailable: {why}");
     }
-    eprintln!("SKIPPED: {tool} unavailable ({why}); set {var}=1 to make this a failure");
+    skip::skip(&format!(
+        "{tool} unavailable ({why}); set {var}=1 to make this a failure"
+    ));
     false
 }
 

@@ -2,7 +2,7 @@
 //! transform lane by lane, the public Curl-P-81 vectors, PoW validity, and disjoint nonces.
 //! A kernel the CPU lacks is skipped with a printed message.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -1,7 +1,7 @@
 //! The core: trinary, the scalar Curl-P-81 reference against every public vector, transaction
 //! fields, and the CPU search (validity, cancellation, deadline, concurrency).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -261,7 +261,7 @@ fn required_backends_are_compiled_and_present() {
         .filter(|s| !s.is_empty())
         .collect();
     if names.is_empty() {
-        eprintln!("SKIPPED: CURLPOW_REQUIRE_BACKENDS is not set");
+        common::skip("CURLPOW_REQUIRE_BACKENDS is not set");
         return;
     }
     let e = Engine::builder()

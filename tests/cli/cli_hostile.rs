@@ -6,8 +6,8 @@
 //! cases plus 50 MB inputs) is `#[ignore]`d; `scripts/hostile.sh` runs it and prints the
 //! figures that `docs/hardening.md` records.
 
-mod cli_support;
-mod common;
+use crate::cli_support;
+use crate::common;
 
 use std::time::Instant;
 

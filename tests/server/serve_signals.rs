@@ -4,8 +4,8 @@
 //! loaded by `--software` (the default backends with the software drivers used). Without them
 //! the test prints `SKIPPED:`, or fails when `CURLPOW_REQUIRE_BACKENDS` names the backend.
 
-mod attach_check;
-mod common;
+use crate::attach_check;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -4,8 +4,8 @@
 //! is copied (exit 2), not copied without bound; a forced GPU launch size does not outlast
 //! `--timeout`.
 
-mod cli_support;
-mod common;
+use crate::cli_support;
+use crate::common;
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::process::{Command, Stdio};

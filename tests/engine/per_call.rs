@@ -3,7 +3,7 @@
 //! vectors through both, and `pow_many`'s one-search-per-worker path (validity, order,
 //! statistics, deadlines, cancel, and tiny searches staying on the CPU).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -25,7 +25,7 @@ fn planes_kernels() -> Vec<PlanesKernel> {
         .filter(|k| {
             let ok = k.is_supported();
             if !ok {
-                eprintln!("SKIPPED: this CPU cannot run the {k:?} planes transform");
+                common::skip(&format!("this CPU cannot run the {k:?} planes transform"));
             }
             ok
         })

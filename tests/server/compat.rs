@@ -7,6 +7,8 @@
 //! with a visible `SKIPPED:` line; with `CURLPOW_REQUIRE_COMPAT=1` (CI) a skip is a failure.
 //! (PyOTA 2.1.0 was tried too: its `pysha3` dependency does not build on Python 3.11.)
 
+use crate::common;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -21,7 +23,9 @@ fn skip(why: &str) {
     if required() {
         panic!("CURLPOW_REQUIRE_COMPAT=1 but {why}");
     }
-    eprintln!("SKIPPED: {why} (set CURLPOW_REQUIRE_COMPAT=1 to make this a failure)");
+    common::skip(&format!(
+        "{why} (set CURLPOW_REQUIRE_COMPAT=1 to make this a failure)"
+    ));
 }
 
 #[test]

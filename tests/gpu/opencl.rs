@@ -6,7 +6,7 @@
 //! `CURLPOW_REQUIRE_BACKENDS` names `opencl`.
 #![cfg(feature = "opencl")]
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -471,7 +471,9 @@ fn no_driver_means_no_devices_at_once() {
     let empty = std::env::temp_dir().join(format!("curlpow-no-icd-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        // The name libtest runs this test under (its module path included): its thread's.
+        .args(["--exact", std::thread::current().name().unwrap_or(NAME)])
+        .args(["--nocapture", "--test-threads=1"])
         .env("CURLPOW_OPENCL_TEST_CHILD", "1")
         .env("OCL_ICD_VENDORS", &empty)
         .output()

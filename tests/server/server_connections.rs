@@ -4,7 +4,7 @@
 //! have a time limit; connections are capped in all and per peer, and a new connection
 //! displaces an idle one, so trickling clients never hold every slot.
 
-mod server_support;
+use crate::server_support;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};

@@ -2,7 +2,8 @@
 //! `fault-injection` feature adds a test device per `CURLPOW_INJECT_FAULT` entry (see
 //! `curlpow::fault`); these tests drive the engine's fault paths through the binary.
 
-mod cli_support;
+use crate::cli_support;
+use crate::common;
 
 use cli_support::{curlpow, example};
 use predicates::prelude::*;
@@ -12,9 +13,7 @@ fn hooked() -> bool {
     if cfg!(feature = "fault-injection") {
         true
     } else {
-        eprintln!(
-            "SKIPPED: built without the fault-injection feature (scripts/test.sh enables it)"
-        );
+        common::skip("built without the fault-injection feature (scripts/test.sh enables it)");
         false
     }
 }

@@ -2,7 +2,7 @@
 //! memory, options checked before the input is read, every bad character named (with its code
 //! point when invisible), one column convention, whitespace rules, and the time estimate.
 
-mod cli_support;
+use crate::cli_support;
 
 use cli_support::{command, curlpow, example, run_measured};
 use predicates::prelude::*;

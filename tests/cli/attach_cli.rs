@@ -1,7 +1,7 @@
 //! `curlpow attach`: IRI's attachToTangle offline, one transaction a line in, the attached bundle
 //! tail first out; bad tips and input are usage errors (exit 2) naming what is wrong.
 
-mod attach_check;
+use crate::attach_check;
 
 use assert_cmd::Command;
 use curlpow::Transaction;

@@ -3,12 +3,9 @@
 //! shaped like what breaks parsers (trytes with a few wrong characters, invisible characters,
 //! bad UTF-8, line ends). `scripts/fuzz.sh` runs the same checks under libFuzzer.
 
-#[path = "../fuzz/checks.rs"]
+#[path = "../../fuzz/checks.rs"]
 mod checks;
-mod common;
-#[path = "../src/bin/curlpow/line_reader.rs"]
-#[allow(dead_code)]
-mod line_reader;
+use crate::common;
 
 use common::Rng;
 

@@ -2,9 +2,9 @@
 //! (ureq): IRI's chaining and field rules against the library's reference hash, every bad
 //! request, auth, interrupt, a full queue, a request past its time limit, graceful shutdown.
 
-mod attach_check;
-mod common;
-mod server_support;
+use crate::attach_check;
+use crate::common;
+use crate::server_support;
 
 use std::time::{Duration, Instant};
 

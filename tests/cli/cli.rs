@@ -1,6 +1,6 @@
 //! The `curlpow` binary: exit codes, bad input, output shape. Never a panic (exit 101).
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use predicates::prelude::*;

@@ -6,7 +6,7 @@
 //! `CURLPOW_REQUIRE_BACKENDS` names `wgpu`.
 #![cfg(feature = "wgpu")]
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};

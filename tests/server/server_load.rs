@@ -3,8 +3,8 @@
 //! a test device that fails now and then (driver errors and nonces the host check must reject).
 //! Every answer is a verified result or a 503: 0 invalid, 0 lost; memory stays bounded.
 
-mod attach_check;
-mod common;
+use crate::attach_check;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

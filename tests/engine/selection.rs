@@ -1,6 +1,6 @@
 //! The device-selection layer: leases, fallback, latency mode, batches, faults, stress.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,8 @@
 //! exit 0 (closed stdout, a full disk), a reader that leaves is a quiet exit 141 and never a
 //! panic, durations a timer cannot hold are usage errors, and a timeout says so once.
 
-mod cli_support;
+use crate::cli_support;
+use crate::common;
 
 use std::io::Read;
 use std::process::Stdio;
@@ -125,7 +126,7 @@ fn std_command(args: &[&str], stdout: std::fs::File) -> std::process::Output {
 fn a_full_disk_is_exit_1_with_the_error() {
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
     let Ok(full) = full else {
-        eprintln!("SKIPPED: no /dev/full on this host");
+        common::skip("no /dev/full on this host");
         return;
     };
     let out = std_command(&["pow", "--mwm", "3", "--backend", "cpu", "-q"], full);

@@ -1,8 +1,8 @@
 //! `Engine::attach_to_tangle`: IRI's chaining and field rules, checked against the public
 //! iota.js bundle vector and the scalar reference hash; order, cancel, deadline, bad input.
 
-mod attach_check;
-mod common;
+use crate::attach_check;
+use crate::common;
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};

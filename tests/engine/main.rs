@@ -1,0 +1,14 @@
+//! The library's engine, one test binary: the core (trinary, the scalar Curl-P-81 reference, the
+//! CPU search), every CPU kernel, the per-call paths, device selection and `attach_to_tangle`.
+//! Each module is one former test file; `cargo test --test engine core::` runs one of them.
+
+#[path = "../attach_check/mod.rs"]
+mod attach_check;
+#[path = "../common/mod.rs"]
+mod common;
+
+mod attach;
+mod core;
+mod cpu_kernels;
+mod per_call;
+mod selection;

@@ -1,0 +1,9 @@
+//! The GPU backends on real drivers (PoCL and Mesa lavapipe on CI, any GPU where there is one),
+//! one test binary: `opencl` (with the `opencl` feature) and `wgpu` (with `wgpu`). Without a
+//! device a test skips visibly; `CURLPOW_REQUIRE_BACKENDS=opencl,wgpu` makes that a failure.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod opencl;
+mod wgpu;
