@@ -238,7 +238,14 @@ impl Server {
             Ok::<_, ServerError>((l, s))
         })?;
         let task = runtime.spawn(routes::serve(app.clone(), listener, stop_rx));
-        tracing::info!(%addr, ?limits, "serving");
+        tracing::info!(
+            %addr,
+            concurrency = limits.concurrency,
+            per_client = limits.per_client,
+            queue = limits.queue,
+            per_client_queue = limits.per_client_queue,
+            "serving"
+        );
         Ok(Server {
             runtime: Some(runtime),
             addr,

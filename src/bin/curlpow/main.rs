@@ -34,12 +34,18 @@ enum Cmd {
     /// Curl-P-81 hash of each line (a multiple of 81 trytes), 81 trytes per line out.
     Hash(input::InputArg),
     /// Print each transaction's trailing zero trits; exit 1 if any is below --mwm.
+    // The usage line as --help prints it, also in errors (clap would print a given FILE there
+    // as `<FILE>`, as if it were required).
+    #[command(override_usage = "curlpow verify --mwm <MWM> [FILE]")]
     Verify(commands::hash::VerifyArgs),
     /// Nonces tried per second on one device, with an unreachable target.
     Bench(commands::bench::BenchArgs),
-    /// List every device of every compiled backend.
+    /// List every device of every compiled backend (-v: with each one's details).
     Devices(commands::devices::DevicesArgs),
     /// IRI's attachToTangle offline: chain a bundle (one transaction a line) to two tips.
+    #[command(
+        override_usage = "curlpow attach [OPTIONS] --trunk <TRUNK> --branch <BRANCH> [FILE]"
+    )]
     Attach(commands::attach::AttachArgs),
     /// Serve IRI's attachToTangle API over HTTP (remote PoW for wallets and nodes).
     Serve(commands::serve::ServeArgs),

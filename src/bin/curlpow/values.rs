@@ -39,7 +39,7 @@ pub fn bench_seconds(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// The most CPU worker threads: 4 per logical CPU, and at least 64. Each thread is a full
+/// The most CPU worker threads: 64, or 4 per logical CPU with more than 16. Each thread is a full
 /// search worker; past the cores they only add start-up time and memory (the red-team run:
 /// 5,000 threads took 39 s and 1 GB for one MWM-5 PoW).
 pub fn max_threads() -> usize {
@@ -56,8 +56,8 @@ pub fn check_threads(what: &str, n: usize) -> Result<usize, String> {
         Err(format!("{what}{n}: at least 1 thread is needed"))
     } else if n > max {
         Err(format!(
-            "{what}{n} is more than this host's limit of {max} threads (4 per logical CPU, \
-             {cpus} here, and at least 64): threads past the cores only slow a search down"
+            "{what}{n} is more than this host's limit of {max} threads (64, or 4 per logical \
+             CPU with more than 16; {cpus} here): threads past the cores only slow a search down"
         ))
     } else {
         Ok(n)

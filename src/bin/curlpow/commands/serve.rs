@@ -147,12 +147,19 @@ fn warn_if_readable_by_others(path: &std::path::Path) {
 #[cfg(not(unix))]
 fn warn_if_readable_by_others(_: &std::path::Path) {}
 
+/// The target of the lines that say the service started, got a signal and stopped: printed at
+/// every `--log` level (scripts read the address from the first).
+pub const LIFECYCLE: &str = "curlpow::lifecycle";
+
+/// The log of `serve` and `worker`: one line per event on stderr, every line in the same format
+/// (time, level, message, `key=value` fields).
 pub fn init_logging(level: &str) -> Result<()> {
     use tracing_subscriber::EnvFilter;
     let filter = match std::env::var("RUST_LOG") {
         Ok(v) if !v.is_empty() => EnvFilter::try_new(v).context("RUST_LOG")?,
         _ => EnvFilter::try_new(level).map_err(|e| UsageError(format!("--log {level:?}: {e}")))?,
     };
+    let filter = filter.add_directive(format!("{LIFECYCLE}=info").parse()?);
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -196,14 +203,19 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
         ServerError::Config(m) => anyhow::Error::new(UsageError(m)),
         e => anyhow::Error::new(e),
     })?;
-    errln!(
-        "curlpow: listening on http://{}{}",
+    tracing::info!(
+        target: LIFECYCLE,
+        "listening on http://{}{}",
         server.local_addr(),
         if auth { " (HTTP Basic auth on)" } else { "" }
     );
     let sig = server.wait_for_signal();
-    errln!("curlpow: {sig}: shutting down (attaches in flight have {grace:?} to finish)");
+    tracing::info!(
+        target: LIFECYCLE,
+        grace_s = grace.as_secs_f64(),
+        "{sig}: shutting down (attaches in flight may finish within the grace period)"
+    );
     server.shutdown()?;
-    errln!("curlpow: stopped");
+    tracing::info!(target: LIFECYCLE, "stopped");
     Ok(ExitCode::SUCCESS)
 }
