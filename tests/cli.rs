@@ -298,3 +298,32 @@ fn usage_lines_match_the_help() {
         assert!(help.contains(usage), "{args:?} --help: {help}");
     }
 }
+
+#[test]
+fn generate_docs_writes_man_pages_and_completions() {
+    let dir = std::env::temp_dir().join(format!("curlpow-gen-docs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    curlpow()
+        .args(["generate-docs"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(dir.join("man/curlpow-pow.1")).unwrap();
+    assert!(page.contains("mwm"), "{page}");
+    for f in [
+        "man/curlpow.1",
+        "man/curlpow-serve.1",
+        "man/curlpow-worker.1",
+        "completions/curlpow.bash",
+        "completions/_curlpow",
+        "completions/curlpow.fish",
+    ] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    // The generator itself is hidden: not in the help, not a man page.
+    assert!(!dir.join("man/curlpow-generate-docs.1").exists());
+    let help = curlpow().arg("--help").assert().success();
+    let help = String::from_utf8(help.get_output().stdout.clone()).unwrap();
+    assert!(!help.contains("generate-docs"), "{help}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

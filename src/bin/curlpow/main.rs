@@ -17,7 +17,7 @@ mod values;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// IOTA Curl-P-81 proof-of-work on CPU SIMD, OpenCL and wgpu devices.
 #[derive(Parser)]
@@ -51,6 +51,9 @@ enum Cmd {
     Serve(commands::serve::ServeArgs),
     /// Do PoW for a RabbitMQ queue in dcurl's remote protocol (scale-out behind `serve --broker`).
     Worker(commands::worker::WorkerArgs),
+    /// Write the man pages and shell completions into a folder (for packages).
+    #[command(hide = true)]
+    GenerateDocs(commands::generate_docs::GenerateDocsArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Cmd::Attach(a) => commands::attach::run(a),
         Cmd::Serve(a) => commands::serve::run(a),
         Cmd::Worker(a) => commands::worker::run(a),
+        Cmd::GenerateDocs(a) => commands::generate_docs::run(a, Cli::command()),
     };
     match r {
         Ok(code) => code,
