@@ -10,7 +10,7 @@
 //! - **prefetch = its device slots** (one unacknowledged request per engine device unless told
 //!   otherwise), so a busy worker never hoards requests another could take;
 //! - **checks every request** (length, trytes, MWM range and `max_mwm`): a malformed one gets an
-//!   error reply (see [`protocol`](super::protocol)) and is rejected without requeue, never
+//!   error reply (see [`protocol`]) and is rejected without requeue, never
 //!   retried forever;
 //! - copies the request's `correlation_id` to the reply, so newer clients can match replies;
 //! - **reconnects with backoff** when the broker goes away (requests it held go back to the
