@@ -1,6 +1,9 @@
 //! Limits the shared library's exports to the C API with a linker version script
-//! (`exports.map`) and names it (`-soname libdcurl.so` / `libccurl.so`) where the linker takes
-//! both (GNU ld, gold, lld: Linux and the BSDs).
+//! (`exports.map`) and gives it a versioned soname (`-soname libdcurl.so.0` / `libccurl.so.0`,
+//! the package's major version) where the linker takes both (GNU ld, gold, lld: Linux and the
+//! BSDs). A program linked against it asks the loader for `libdcurl.so.0`;
+//! `scripts/install-c.sh` installs that name beside the file and the plain `libdcurl.so` that
+//! dcurl's users load by name.
 
 use std::path::PathBuf;
 
@@ -20,6 +23,7 @@ fn main() {
         // The package is `curlpow-dcurl` or `curlpow-ccurl`; its library `dcurl` or `ccurl`.
         let pkg = std::env::var("CARGO_PKG_NAME").expect("set by cargo");
         let lib = pkg.strip_prefix("curlpow-").unwrap_or(&pkg);
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,lib{lib}.so");
+        let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("set by cargo");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,lib{lib}.so.{major}");
     }
 }

@@ -5,8 +5,8 @@
  * written for dcurl compiles against this header unchanged, and a program already linked
  * against dcurl's library loads this one in its place (same symbol version node, CODEABI_1.0).
  * Differences from dcurl are listed in docs/c-api.md; in short: the result carries a trailing
- * NUL, bad input and an MWM outside 0..=243 give NULL, dcurl_destroy cancels the searches in
- * flight, and broker_host (dcurl's remote PoW) is ignored.
+ * NUL, bad input and an MWM outside 0..=243 give NULL, and dcurl_destroy cancels the searches
+ * in flight. broker_host sends the PoW to workers over RabbitMQ, as dcurl's remote PoW does.
  */
 #ifndef DCURL_H_
 #define DCURL_H_
@@ -18,7 +18,13 @@
 extern "C" {
 #endif
 
-/* dcurl's configuration. broker_host is accepted and not used: the search runs in-process. */
+/*
+ * dcurl's configuration. broker_host: NULL or "" to search in this process; else dcurl's remote
+ * PoW over RabbitMQ: a host ("localhost", "10.0.0.5", "host:5672": the guest account, vhost /)
+ * or an amqp://user:password@host:port/vhost URL. Each dcurl_entry then goes to the workers on
+ * the queue incoming_queue (CURLPOW_BROKER_QUEUE names another), e.g. `curlpow worker`; every
+ * answer is checked here, and a search with no answer within 10 s runs on this host instead.
+ */
 typedef struct {
     char *broker_host;
 } dcurl_config;
@@ -26,8 +32,10 @@ typedef struct {
 /*
  * Build the process's engine: one CPU thread pool (CURLPOW_THREADS threads, else one per core;
  * CURLPOW_THREADS is at most 4 per logical CPU and at least 64, past it init returns false and
- * curlpow_last_error() names the bound) and every GPU a compiled backend finds. config may be
- * NULL. Returns true when at least one device works (the CPU always does). A second call is
+ * curlpow_last_error() names the bound) and every GPU a compiled backend finds, and with
+ * config->broker_host the broker connection (opened in the background: a broker that is down
+ * is no error). config may be NULL. Returns true when at least one device works (the CPU
+ * always does); false for a broker_host that is no host or amqp:// URL. A second call is
  * harmless; a call after dcurl_destroy builds a new engine, reusing the devices the first init
  * discovered (a warm init takes milliseconds and prints nothing).
  */

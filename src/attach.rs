@@ -32,7 +32,7 @@ use crate::trinary::{self, Trit};
 /// The largest 27-trit balanced value, (3^27 − 1) / 2: IRI's `attachmentTimestampUpperBound`.
 pub const MAX_TIMESTAMP: u64 = 3_812_798_742_493;
 
-/// Trytes in a [`Hash`].
+/// Trytes in a [`struct@Hash`].
 pub const HASH_TRYTES: usize = 81;
 
 /// A transaction hash (trunk, branch, or a result's own): 81 trytes, 243 trits.

@@ -2,35 +2,67 @@
 //!
 //! Differences from dcurl (see `docs/c-api.md`): the result of [`dcurl_entry`] is followed by a
 //! NUL (dcurl's is not; cgo's `C.GoString` and ctypes' `c_char_p` need one), the input and MWM
-//! are checked (dcurl searches forever at MWM 244), [`dcurl_destroy`] cancels the searches in
-//! flight and waits for them, and `broker_host` (dcurl's remote PoW over RabbitMQ) is ignored:
-//! the search runs in this process.
+//! are checked (dcurl searches forever at MWM 244), and [`dcurl_destroy`] cancels the searches
+//! in flight and waits for them. `broker_host` sends the PoW to workers over RabbitMQ as dcurl
+//! does (`remote.rs`), each answer checked on the host.
 
 use std::ffi::{c_char, c_int};
 use std::ptr;
 
 use curlpow::PowOptions;
 
-use crate::boundary::{check_mwm, guard, malloc_string, read_transaction, InputEnd};
+use crate::boundary::{
+    self, bounded_bytes, check_mwm, guard, malloc_string, read_transaction, Failure, InputEnd,
+};
+use crate::remote;
 use crate::state::{self, Api, Config};
+
+/// The longest `broker_host` read (a host name, or an `amqp://` URL).
+const MAX_BROKER_HOST: usize = 4096;
 
 /// dcurl's configuration (`dcurl_config` in `include/dcurl.h`).
 #[repr(C)]
 #[derive(Debug)]
 #[allow(non_camel_case_types)]
 pub struct dcurl_config {
-    /// dcurl's RabbitMQ broker for remote PoW. Not read: curlpow searches in this process.
+    /// dcurl's RabbitMQ broker for remote PoW: NULL or "" for none (search in this process),
+    /// else a host (`localhost`, `10.0.0.5`, `host:5672`: RabbitMQ's guest account, vhost `/`)
+    /// or an `amqp://user:password@host:port/vhost` URL.
     pub broker_host: *mut c_char,
 }
 
-/// Build the process's engine (thread pool, devices). `config` may be NULL (defaults); its
-/// `broker_host` is ignored. True when at least one device works (the CPU always does, unless
-/// the thread pool cannot be built). A second call is harmless; a call after
-/// [`dcurl_destroy`] builds a new engine.
+/// Build the process's engine (thread pool, devices). `config` may be NULL (defaults). With a
+/// `broker_host`, [`dcurl_entry`] sends each PoW to the workers on that broker's
+/// `incoming_queue` (dcurl's remote protocol; `CURLPOW_BROKER_QUEUE` names another queue),
+/// checks every answer on the host, and searches on this host when none comes within 10 s.
+/// True when at least one device works (the CPU always does, unless the thread pool cannot be
+/// built); false for a `broker_host` that is not a host or URL. A second call is harmless (the
+/// first one's settings stand); a call after [`dcurl_destroy`] builds a new engine.
+///
+/// # Safety
+/// `config` is NULL or points to a `dcurl_config` whose `broker_host` is NULL or a
+/// NUL-terminated string.
 #[no_mangle]
-pub extern "C" fn dcurl_init(config: *mut dcurl_config) -> bool {
-    let _ = config;
+pub unsafe extern "C" fn dcurl_init(config: *mut dcurl_config) -> bool {
     guard(false, || {
+        // SAFETY: the caller's contract above: NULL or a readable dcurl_config.
+        let host = unsafe { config.as_ref() }
+            .map(|c| c.broker_host)
+            .unwrap_or(ptr::null_mut());
+        if !host.is_null() {
+            // SAFETY: broker_host is a NUL-terminated string; at most MAX_BROKER_HOST bytes
+            // of it are read.
+            let bytes = unsafe { bounded_bytes(host.cast_const(), MAX_BROKER_HOST) };
+            let host = std::str::from_utf8(bytes).map_err(|_| {
+                Failure::new(
+                    boundary::Status::InvalidArgument,
+                    "broker_host is not UTF-8 text",
+                )
+            })?;
+            if !host.trim().is_empty() {
+                remote::configure(host)?;
+            }
+        }
         state::init(Config::default())?;
         Ok(true)
     })
@@ -42,6 +74,7 @@ pub extern "C" fn dcurl_init(config: *mut dcurl_config) -> bool {
 pub extern "C" fn dcurl_destroy() {
     guard((), || {
         state::destroy();
+        remote::destroy();
         Ok(())
     })
 }
@@ -70,7 +103,7 @@ pub unsafe extern "C" fn dcurl_entry(trytes: *mut i8, mwm: c_int, threads: c_int
         let opts = PowOptions::mwm(mwm)
             .cancel(call.cancel_token())
             .cpu_threads(threads);
-        let done = call.engine().pow_with(&tx, &opts)?;
+        let done = remote::pow(call.engine(), &tx, opts)?;
         Ok(malloc_string(&done.transaction.to_trytes())?.cast::<i8>())
     })
 }

@@ -21,4 +21,5 @@ pub mod ccurl;
 pub mod dcurl;
 pub mod jni;
 pub mod native;
+mod remote;
 mod state;

@@ -2,6 +2,7 @@
 //! and this package's `libdcurl.so`; every PoW it prints is checked again here with the
 //! scalar reference.
 
+mod dcurl_broker;
 use crate::support;
 
 use std::path::PathBuf;

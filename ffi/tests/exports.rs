@@ -1,7 +1,8 @@
 //! The shared library as a loader sees it: exactly the C API in its dynamic symbol table, the
-//! version node dcurl's own library defines, its own soname; and (libdcurl.so) a binary linked
+//! version node dcurl's own library defines, its own versioned soname; and (libdcurl.so) a binary linked
 //! against a dcurl-like library runs unchanged with curlpow's in its place.
 
+mod install;
 use crate::support;
 
 use std::collections::BTreeSet;
@@ -86,7 +87,11 @@ fn defines_dcurls_version_node_and_its_soname() {
         return;
     };
     assert!(
-        dynamic.contains(&format!("Library soname: [lib{}.so]", name())),
+        dynamic.contains(&format!(
+            "Library soname: [lib{}.so.{}]",
+            name(),
+            env!("CARGO_PKG_VERSION_MAJOR")
+        )),
         "{dynamic}"
     );
 }

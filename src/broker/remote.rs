@@ -247,7 +247,7 @@ async fn maintain(shared: Arc<Shared>, link: watch::Sender<Link>, mut stop: watc
             error: error.clone(),
         });
         let wait = backoff.delay();
-        tracing::warn!(broker = %cfg.url, %error, retry_in = ?wait, "broker unavailable");
+        tracing::warn!(broker = %cfg.url, %error, retry_in_s = wait.as_secs_f64(), "broker unavailable");
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = stop.changed() => return,

@@ -10,7 +10,7 @@
 //! - **prefetch = its device slots** (one unacknowledged request per engine device unless told
 //!   otherwise), so a busy worker never hoards requests another could take;
 //! - **checks every request** (length, trytes, MWM range and `max_mwm`): a malformed one gets an
-//!   error reply (see [`protocol`](super::protocol)) and is rejected without requeue, never
+//!   error reply (see [`protocol`]) and is rejected without requeue, never
 //!   retried forever;
 //! - **never loops on a request it cannot answer**: a reply the broker refuses (a `reply_to`
 //!   queue that is full, say `x-max-length 0` with `x-overflow reject-publish`) sends the
@@ -393,7 +393,7 @@ async fn consume_until_stopped(shared: Arc<Shared>, mut run: watch::Receiver<Run
             return;
         }
         let wait = backoff.delay();
-        tracing::warn!(error = %e, retry_in = ?wait, "broker unavailable");
+        tracing::warn!(error = %e, retry_in_s = wait.as_secs_f64(), "broker unavailable");
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = run.changed() => return,
@@ -473,7 +473,7 @@ async fn session(
     } else {
         cfg.shutdown_grace
     };
-    tracing::info!(jobs = jobs.len(), ?grace, "draining");
+    tracing::info!(jobs = jobs.len(), grace_s = grace.as_secs_f64(), "draining");
     let drained = tokio::select! {
         d = wait_all(&mut jobs, grace) => d,
         _ = async { while run.changed().await.is_ok() && *run.borrow() != Run::Now {} } => false,
@@ -488,7 +488,15 @@ async fn session(
     }
     let _ = ch.close(200, "curlpow worker stopping".into()).await;
     let _ = conn.close(200, "curlpow worker stopping".into()).await;
-    tracing::info!(stats = ?WorkerStatsOf(shared), "stopped");
+    let c = &shared.counters;
+    let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    tracing::info!(
+        done = get(&c.done),
+        rejected = get(&c.rejected),
+        requeued = get(&c.requeued),
+        connections = get(&c.connections),
+        "stopped"
+    );
     Ok(())
 }
 
@@ -504,23 +512,6 @@ async fn wait_all(jobs: &mut JoinSet<()>, limit: Duration) -> bool {
         }
     };
     tokio::time::timeout(limit, all).await.is_ok()
-}
-
-struct WorkerStatsOf<'a>(&'a Shared);
-
-impl std::fmt::Debug for WorkerStatsOf<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let c = &self.0.counters;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        write!(
-            f,
-            "done {}, rejected {}, requeued {}, connections {}",
-            get(&c.done),
-            get(&c.rejected),
-            get(&c.requeued),
-            get(&c.connections)
-        )
-    }
 }
 
 /// Publish through the default exchange to `routing_key`, mandatory (an unroutable reply comes

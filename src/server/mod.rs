@@ -334,7 +334,19 @@ impl Server {
         })?;
         let task = runtime.spawn(routes::serve(app.clone(), listener, stop_rx));
         runtime.spawn(status::sampler(Arc::downgrade(&app)));
-        tracing::info!(%addr, ?limits, connections = ?app.connections.limits(), "serving");
+        let conns = app.connections.limits();
+        tracing::info!(
+            %addr,
+            concurrency = limits.concurrency,
+            per_client = limits.per_client,
+            queue = limits.queue,
+            per_client_queue = limits.per_client_queue,
+            max_connections = conns.max_connections,
+            max_per_peer = conns.max_per_peer,
+            header_read_timeout_s = conns.header_read_timeout.as_secs_f64(),
+            idle_timeout_s = conns.idle_timeout.as_secs_f64(),
+            "serving"
+        );
         Ok(Server {
             runtime: Some(runtime),
             addr,

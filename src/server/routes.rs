@@ -64,7 +64,7 @@ pub(crate) async fn serve(
     let n = app.inflight.stop(None, StopCause::Shutdown);
     tracing::warn!(
         cancelled = n,
-        ?grace,
+        grace_s = grace.as_secs_f64(),
         "grace period over: cancelling attaches in flight"
     );
     match tokio::time::timeout(Duration::from_secs(10), &mut serving).await {
@@ -179,8 +179,8 @@ pub(super) async fn iri(
     let (label, result) = match handle(&app, conn.peer.ip(), req, started).await {
         (label, Ok(resp)) => (label, resp),
         (label, Err(e)) => {
-            if matches!(e, ApiError::Internal(_)) {
-                tracing::warn!(command = label, error = ?e, "request failed");
+            if let ApiError::Internal(message) = &e {
+                tracing::warn!(command = label, error = %message, "request failed");
             }
             (label, e.into_response_since(started))
         }

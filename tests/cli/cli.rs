@@ -44,11 +44,20 @@ fn pow_then_verify() {
         .write_stdin(text.clone())
         .assert()
         .success();
-    curlpow()
+    // Below --mwm: exit 1, each line named on stderr, the weights still on stdout.
+    let out = curlpow()
         .args(["verify", "--mwm", "60"])
-        .write_stdin(text)
+        .write_stdin(format!("\n{text}"))
         .assert()
-        .code(1);
+        .code(1)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("line 2: weight "), "{err}");
+    assert!(err.contains("line 3: weight "), "{err}");
+    assert!(err.contains("is below --mwm 60"), "{err}");
+    assert!(err.contains("2 of 2 transactions below --mwm 60"), "{err}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 2);
 }
 
 #[test]
@@ -237,7 +246,25 @@ fn devices_json() {
     assert!(cpu["stats"]["searches"].is_u64());
     for d in list {
         assert!(d["id"].is_string() && d["backend"].is_string() && d["kind"].is_string());
+        // A software driver (PoCL, llvmpipe) is "software" here, as in the table.
+        assert_eq!(d["software"] == true, d["kind"] == "software", "{d}");
     }
+    // The table names the same kinds; -v adds each device's details under its line.
+    let table = curlpow().args(["devices"]).assert().success();
+    let table = String::from_utf8(table.get_output().stdout.clone()).unwrap();
+    for d in list {
+        let id = d["id"].as_str().unwrap();
+        let line = table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("{id} not in the table:\n{table}"));
+        assert_eq!(line.split_whitespace().nth(2), d["kind"].as_str(), "{line}");
+    }
+    let verbose = curlpow().args(["devices", "-v"]).assert().success();
+    let verbose = String::from_utf8(verbose.get_output().stdout.clone()).unwrap();
+    assert!(verbose.lines().count() > table.lines().count(), "{verbose}");
+    assert!(verbose.contains("    lanes: "), "{verbose}");
+    assert!(verbose.contains("    stats.searches: 0"), "{verbose}");
 }
 
 #[test]
@@ -248,4 +275,55 @@ fn pow_stats_go_to_stderr() {
         .assert()
         .success()
         .stderr(predicate::str::contains("searches").and(predicate::str::contains("cpu")));
+}
+
+#[test]
+fn usage_lines_match_the_help() {
+    // A FILE given beside a missing required option stays optional in the usage line.
+    for (args, usage) in [
+        (
+            &["verify", "x"][..],
+            "Usage: curlpow verify --mwm <MWM> [FILE]",
+        ),
+        (
+            &["attach", "x"][..],
+            "Usage: curlpow attach [OPTIONS] --trunk <TRUNK> --branch <BRANCH> [FILE]",
+        ),
+    ] {
+        let err = curlpow().args(args).assert().code(2);
+        let err = String::from_utf8(err.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(usage), "{args:?}: {err}");
+        let help = curlpow().args([args[0], "--help"]).assert().success();
+        let help = String::from_utf8(help.get_output().stdout.clone()).unwrap();
+        assert!(help.contains(usage), "{args:?} --help: {help}");
+    }
+}
+
+#[test]
+fn generate_docs_writes_man_pages_and_completions() {
+    let dir = std::env::temp_dir().join(format!("curlpow-gen-docs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    curlpow()
+        .args(["generate-docs"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(dir.join("man/curlpow-pow.1")).unwrap();
+    assert!(page.contains("mwm"), "{page}");
+    for f in [
+        "man/curlpow.1",
+        "man/curlpow-serve.1",
+        "man/curlpow-worker.1",
+        "completions/curlpow.bash",
+        "completions/_curlpow",
+        "completions/curlpow.fish",
+    ] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    // The generator itself is hidden: not in the help, not a man page.
+    assert!(!dir.join("man/curlpow-generate-docs.1").exists());
+    let help = curlpow().arg("--help").assert().success();
+    let help = String::from_utf8(help.get_output().stdout.clone()).unwrap();
+    assert!(!help.contains("generate-docs"), "{help}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

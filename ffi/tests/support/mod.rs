@@ -119,11 +119,32 @@ pub fn java() -> Option<(String, String)> {
     }
 }
 
+/// A folder where the built `lib{lib}.so` is also found by its soname (`lib{lib}.so.0`), as
+/// `scripts/install-c.sh` lays it out: a program linked against it asks for the soname.
+pub fn link_dir(lib: &str) -> PathBuf {
+    let so = library(lib);
+    let dir = scratch_dir(&format!("lib{lib}"));
+    let major = env!("CARGO_PKG_VERSION_MAJOR");
+    for name in [format!("lib{lib}.so"), format!("lib{lib}.so.{major}")] {
+        // A new link under a name of its own, renamed over the old one: tests may race here.
+        let link = dir.join(&name);
+        let tmp = dir.join(format!(
+            ".{name}.{}.{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(&so, &tmp)
+            .and_then(|()| std::fs::rename(&tmp, &link))
+            .unwrap_or_else(|e| panic!("linking {} to {}: {e}", link.display(), so.display()));
+    }
+    dir
+}
+
 /// Compile one C file of `ffi/tests/c/` against `lib{lib}.so` (headers from `include/`), with
 /// warnings as errors; the executable finds the library through its run path.
 pub fn compile_c(cc: &str, source: &str, lib: &str, out_dir: &Path) -> PathBuf {
-    let so = library(lib);
-    let lib_dir = so.parent().expect("library directory");
+    let lib_dir = &link_dir(lib);
     let src = tests_dir().join("c").join(source);
     let exe = out_dir.join(source.trim_end_matches(".c"));
     let mut cmd = Command::new(cc);

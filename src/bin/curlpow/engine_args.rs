@@ -15,8 +15,8 @@ use crate::values;
 
 #[derive(Args, Clone)]
 pub struct EngineArgs {
-    /// CPU worker threads, 1 to 4 per logical CPU (at least 64) [default: CURLPOW_THREADS, else
-    /// all cores].
+    /// CPU worker threads [default: CURLPOW_THREADS, else all cores]. At most
+    /// 64, or 4 per logical CPU on a host with more than 16.
     #[arg(long, value_parser = values::threads)]
     pub threads: Option<usize>,
     /// Force a CPU kernel: portable, avx2, avx512 [default: CURLPOW_CPU_KERNEL, else the fastest].

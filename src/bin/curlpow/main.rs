@@ -19,7 +19,7 @@ mod values;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// IOTA Curl-P-81 proof-of-work on CPU SIMD, OpenCL and wgpu devices.
 #[derive(Parser)]
@@ -38,17 +38,26 @@ enum Cmd {
     /// Curl-P-81 hash of each line (a multiple of 81 trytes), 81 trytes per line out.
     Hash(input::InputArg),
     /// Print each transaction's trailing zero trits; exit 1 if any is below --mwm.
+    // The usage line as --help prints it, also in errors (clap would print a given FILE there
+    // as `<FILE>`, as if it were required).
+    #[command(override_usage = "curlpow verify --mwm <MWM> [FILE]")]
     Verify(commands::hash::VerifyArgs),
     /// Nonces tried per second on one device, with an unreachable target.
     Bench(commands::bench::BenchArgs),
-    /// List every device of every compiled backend.
+    /// List every device of every compiled backend (-v: with each one's details).
     Devices(commands::devices::DevicesArgs),
     /// IRI's attachToTangle offline: chain a bundle (one transaction a line) to two tips.
+    #[command(
+        override_usage = "curlpow attach [OPTIONS] --trunk <TRUNK> --branch <BRANCH> [FILE]"
+    )]
     Attach(commands::attach::AttachArgs),
     /// Serve IRI's attachToTangle API over HTTP (remote PoW for wallets and nodes).
     Serve(commands::serve::ServeArgs),
     /// Do PoW for a RabbitMQ queue in dcurl's remote protocol (scale-out behind `serve --broker`).
     Worker(commands::worker::WorkerArgs),
+    /// Write the man pages and shell completions into a folder (for packages).
+    #[command(hide = true)]
+    GenerateDocs(commands::generate_docs::GenerateDocsArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +72,7 @@ fn main() -> ExitCode {
         Cmd::Attach(a) => commands::attach::run(a),
         Cmd::Serve(a) => commands::serve::run(a),
         Cmd::Worker(a) => commands::worker::run(a),
+        Cmd::GenerateDocs(a) => commands::generate_docs::run(a, Cli::command()),
     };
     match r {
         Ok(code) => code,

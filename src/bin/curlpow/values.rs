@@ -53,8 +53,8 @@ pub fn check_threads(what: &str, n: usize) -> Result<usize, String> {
         Err(format!("{what}{n}: at least 1 thread is needed"))
     } else if n > max {
         Err(format!(
-            "{what}{n} is more than this host's limit of {max} threads (4 per logical CPU, \
-             {cpus} here, and at least 64): threads past the cores only slow a search down"
+            "{what}{n} is more than this host's limit of {max} threads (64, or 4 per logical \
+             CPU with more than 16; {cpus} here): threads past the cores only slow a search down"
         ))
     } else {
         Ok(n)

@@ -10,9 +10,9 @@ use clap::Args;
 use curlpow::{Backend, Engine, Transaction};
 
 use crate::exit::UsageError;
-use crate::input::{changed, line_error, parse_tx, Input, InputArg, MAX_TX_LINE};
+use crate::input::{changed, line_error, parse_tx, Input, InputArg, MAX_TX_LINE, NAMED_BAD_LINES};
 use crate::line_reader::{self, Line};
-use crate::output::Stdout;
+use crate::output::{errln, Stdout};
 
 /// The longest line `hash` reads, in bytes (trytes).
 const MAX_HASH_LINE: usize = 4 << 20;
@@ -114,32 +114,53 @@ pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
     let mut input = Input::open(&a.input)?;
     input.check_lines(MAX_TX_LINE, "2673 trytes", |b| parse_tx(b).map(drop))?;
     let engine = hasher()?;
-    let mut ok = true;
+    let (mut total, mut below) = (0u64, 0u64);
+    // The transactions of a chunk and their line numbers.
     let mut chunk: Vec<Transaction> = Vec::with_capacity(VERIFY_CHUNK);
-    let mut weigh = |chunk: &mut Vec<Transaction>, out: &mut Stdout| -> Result<()> {
-        for h in engine.hash_many(chunk) {
-            let w = curlpow::trailing_zeros(&h);
-            out.line(w)?;
-            ok &= w >= a.mwm;
-        }
-        chunk.clear();
-        Ok(())
-    };
+    let mut numbers: Vec<usize> = Vec::with_capacity(VERIFY_CHUNK);
+    let mut weigh =
+        |chunk: &mut Vec<Transaction>, numbers: &mut Vec<usize>, out: &mut Stdout| -> Result<()> {
+            for (h, number) in engine.hash_many(chunk).iter().zip(numbers.iter()) {
+                let w = curlpow::trailing_zeros(h);
+                out.line(w)?;
+                total += 1;
+                if w < a.mwm {
+                    below += 1;
+                    if below <= NAMED_BAD_LINES {
+                        errln!(
+                            "curlpow: line {number}: weight {w} is below --mwm {}",
+                            a.mwm
+                        );
+                    }
+                }
+            }
+            chunk.clear();
+            numbers.clear();
+            Ok(())
+        };
     input.for_each_line(MAX_TX_LINE, |line| {
-        let Line::Text { bytes, .. } = line else {
+        let Line::Text { bytes, number } = line else {
             return Err(changed());
         };
         chunk.push(parse_tx(bytes).map_err(|_| changed())?);
+        numbers.push(number);
         if chunk.len() == VERIFY_CHUNK {
-            weigh(&mut chunk, &mut out)?;
+            weigh(&mut chunk, &mut numbers, &mut out)?;
         }
         Ok(())
     })?;
-    weigh(&mut chunk, &mut out)?;
+    weigh(&mut chunk, &mut numbers, &mut out)?;
     out.finish()?;
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    if below == 0 {
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(anyhow::anyhow!(
+        "{below} of {total} transactions below --mwm {}{}",
+        a.mwm,
+        if below > NAMED_BAD_LINES {
+            format!(" (the first {NAMED_BAD_LINES} named)")
+        } else {
+            String::new()
+        }
+    ))
 }

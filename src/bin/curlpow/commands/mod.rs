@@ -3,6 +3,7 @@
 pub mod attach;
 pub mod bench;
 pub mod devices;
+pub mod generate_docs;
 pub mod hash;
 pub mod pow;
 pub mod serve;

@@ -271,6 +271,12 @@ pub fn check_log_level(level: &str) -> Result<(), UsageError> {
     }
 }
 
+/// The target of the lines that say the service started, got a signal and stopped: printed at
+/// every `--log` level (scripts read the address from the first).
+pub const LIFECYCLE: &str = "curlpow::lifecycle";
+
+/// The log of `serve` and `worker`: one line per event on stderr, every line in the same format
+/// (time, level, message, `key=value` fields).
 pub fn init_logging(level: &str) -> Result<()> {
     check_log_level(level)?;
     use tracing_subscriber::EnvFilter;
@@ -284,6 +290,7 @@ pub fn init_logging(level: &str) -> Result<()> {
                 .expect("a valid directive"),
         );
     }
+    let filter = filter.add_directive(format!("{LIFECYCLE}=info").parse()?);
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(log_lines::BoundedStderr)
@@ -337,14 +344,19 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
         e @ ServerError::Config(_) => anyhow::Error::new(config_error(e)),
         e => anyhow::Error::new(e),
     })?;
-    errln!(
-        "curlpow: listening on http://{}{}",
+    tracing::info!(
+        target: LIFECYCLE,
+        "listening on http://{}{}",
         server.local_addr(),
         if auth { " (HTTP Basic auth on)" } else { "" }
     );
     let sig = server.wait_for_signal();
-    errln!("curlpow: {sig}: shutting down (attaches in flight have {grace:?} to finish)");
+    tracing::info!(
+        target: LIFECYCLE,
+        grace_s = grace.as_secs_f64(),
+        "{sig}: shutting down (attaches in flight may finish within the grace period)"
+    );
     server.shutdown()?;
-    errln!("curlpow: stopped");
+    tracing::info!(target: LIFECYCLE, "stopped");
     Ok(ExitCode::SUCCESS)
 }

@@ -8,10 +8,9 @@ use clap::Args;
 use curlpow::broker::{BrokerError, BrokerUrl, Worker, WorkerConfig, DEFAULT_QUEUE};
 use curlpow::PowOptions;
 
-use super::serve::{block_stop_signals, check_log_level, init_logging};
+use super::serve::{block_stop_signals, check_log_level, init_logging, LIFECYCLE};
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::exit::UsageError;
-use crate::output::errln;
 
 /// The longest `--shutdown-grace`, in seconds (about 31 years).
 const MAX_GRACE_S: f64 = 1e9;
@@ -96,19 +95,27 @@ pub fn run(a: WorkerArgs) -> Result<ExitCode> {
         config.shutdown_grace,
     );
     let mut worker = Worker::start(engine, config).map_err(|e| UsageError(e.to_string()))?;
-    errln!(
-        "curlpow: worker {name}: queue {queue} on {broker}, prefetch {}",
-        worker.prefetch()
+    tracing::info!(
+        target: LIFECYCLE,
+        %queue,
+        %broker,
+        prefetch = worker.prefetch(),
+        "worker {name} started"
     );
     let sig = worker.wait_for_signal();
-    errln!("curlpow: {sig}: draining (jobs in flight have {grace:?} to finish)");
+    tracing::info!(
+        target: LIFECYCLE,
+        grace_s = grace.as_secs_f64(),
+        "{sig}: draining (jobs in flight may finish within the grace period)"
+    );
     let stats = worker.shutdown();
-    errln!(
-        "curlpow: stopped ({} answered, {} rejected, {} requeued, {} connections)",
-        stats.done,
-        stats.rejected,
-        stats.requeued,
-        stats.connections
+    tracing::info!(
+        target: LIFECYCLE,
+        answered = stats.done,
+        rejected = stats.rejected,
+        requeued = stats.requeued,
+        connections = stats.connections,
+        "worker stopped"
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Installs a curlpow .deb with `dpkg -i` into a throwaway root (a temporary folder with its own
+# dpkg database: no container, nothing written to /) and runs it from there: `curlpow pow` on
+# the example transaction, checked with `curlpow verify`; the man pages, completions, units,
+# C headers, libraries and pkg-config files in place; a C program built with pkg-config
+# against the installed library, run. Exits non-zero on the first thing missing or wrong.
+#
+#   scripts/check-deb.sh [DEB]     (default: build one with scripts/package-deb.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+deb=${1:-}
+if [ -z "$deb" ]; then
+    deb=$(bash scripts/package-deb.sh --out "$tmp")
+fi
+[ -f "$deb" ] || { echo "check-deb.sh: $deb not found" >&2; exit 2; }
+dpkg-deb --info "$deb"
+
+# A dpkg database of its own: the package goes into $r alone. Its dependencies (libc) are the
+# host's, which runs the binary; maintainer scripts run outside a chroot with DPKG_ROOT=$r.
+r="$tmp/root"
+mkdir -p "$r/var/lib/dpkg/info" "$r/var/lib/dpkg/updates" "$r/var/lib/dpkg/triggers"
+: >"$r/var/lib/dpkg/status"
+: >"$r/var/lib/dpkg/available"
+dpkg --root="$r" --log=/dev/null --force-depends --force-not-root --force-script-chrootless \
+    -i "$deb"
+dpkg --root="$r" -s curlpow | grep -q '^Status: install ok installed'
+
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
+    gcc -print-multiarch 2>/dev/null || echo "$(uname -m)-linux-gnu")
+lib="$r/usr/lib/$multiarch"
+for f in usr/bin/curlpow \
+    usr/share/man/man1/curlpow.1.gz usr/share/man/man1/curlpow-pow.1.gz \
+    usr/share/man/man1/curlpow-serve.1.gz usr/share/man/man1/curlpow-worker.1.gz \
+    usr/share/bash-completion/completions/curlpow usr/share/zsh/vendor-completions/_curlpow \
+    usr/share/fish/vendor_completions.d/curlpow.fish \
+    usr/lib/systemd/system/curlpow-serve.service usr/lib/systemd/system/curlpow-worker.service \
+    usr/lib/sysusers.d/curlpow.conf etc/default/curlpow-serve etc/default/curlpow-worker \
+    usr/include/dcurl.h usr/include/ccurl.h usr/include/curlpow.h \
+    usr/share/doc/curlpow/copyright; do
+    [ -e "$r/$f" ] || { echo "check-deb.sh: /$f is missing from the package" >&2; exit 1; }
+done
+for l in dcurl ccurl; do
+    [ -f "$lib/lib$l.so.0.1.0" ] && [ -L "$lib/lib$l.so.0" ] && [ -L "$lib/lib$l.so" ] ||
+        { echo "check-deb.sh: lib$l.so and its links are missing" >&2; exit 1; }
+done
+gzip -t "$r"/usr/share/man/man1/*.gz
+zcat "$r/usr/share/man/man1/curlpow-pow.1.gz" | grep -q 'mwm'
+grep -q 'curlpow' "$r/usr/share/bash-completion/completions/curlpow"
+if command -v systemd-analyze >/dev/null; then
+    # The units' syntax (their binary is the package's /usr/bin/curlpow, absent on the host:
+    # checked above), and systemd's exposure score of their hardening.
+    for u in curlpow-serve curlpow-worker; do
+        unit="$r/usr/lib/systemd/system/$u.service"
+        out=$(systemd-analyze verify --man=no --recursive-errors=no "$unit" 2>&1 |
+            grep -v 'Command /usr/bin/curlpow is not executable' || true)
+        [ -z "$out" ] || { echo "check-deb.sh: $u.service: $out" >&2; exit 1; }
+        systemd-analyze security --offline=yes "$unit" 2>&1 | tail -1
+    done
+fi
+
+# The installed binary runs: PoW on the example transaction, verified.
+bin="$r/usr/bin/curlpow"
+"$bin" --version
+"$bin" pow --mwm 9 --backend cpu examples/transaction.trytes >"$tmp/done.trytes"
+"$bin" verify --mwm 9 "$tmp/done.trytes"
+
+# A C program against the installed library, built with pkg-config.
+if command -v cc >/dev/null && command -v pkg-config >/dev/null; then
+    prog=$(sed -n '/^```c$/,/^```$/p' docs/c-api.md | awk '/^\/\* pow.c:/{p=1} p&&/^```$/{exit} p')
+    printf '%s\n' "$prog" >"$tmp/pow.c"
+    flags=$(PKG_CONFIG_SYSROOT_DIR="$r" PKG_CONFIG_LIBDIR="$lib/pkgconfig" pkg-config --cflags --libs dcurl)
+    # shellcheck disable=SC2086
+    cc -std=c11 -Wall -Werror "$tmp/pow.c" $flags -o "$tmp/pow"
+    LD_LIBRARY_PATH="$lib" "$tmp/pow" 9 <examples/transaction.trytes >"$tmp/c.trytes"
+    "$bin" verify --mwm 9 "$tmp/c.trytes"
+fi
+echo "check-deb.sh: $(basename "$deb") installs into a throwaway root and runs"
