@@ -39,6 +39,7 @@
 pub mod attach;
 #[doc(hidden)]
 pub mod bitslice;
+pub mod block;
 #[cfg(feature = "broker")]
 pub mod broker;
 mod control;
@@ -54,6 +55,7 @@ mod gpu;
 mod hash_batch;
 mod host_threads;
 mod launch_stats;
+mod layout;
 #[doc(hidden)]
 pub mod lazy_deque;
 #[cfg(feature = "opencl")]
@@ -80,8 +82,8 @@ pub use cpu::CpuKernel;
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
 pub use engine::{
-    bench_transaction, BenchResult, Engine, EngineBuilder, LatencyReport, PowOptions, PowReport,
-    PowResult, Spread, MAINNET_MWM,
+    bench_transaction, BenchResult, BlockPowResult, Engine, EngineBuilder, LatencyReport,
+    PowOptions, PowReport, PowResult, Spread, MAINNET_MWM,
 };
 pub use error::{Error, TryteError};
 pub use hash_batch::{hash_many, hash_many_trits, verify_many};
