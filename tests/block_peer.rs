@@ -39,7 +39,8 @@ fn peer_zeros(message: &[u8]) -> usize {
 #[test]
 fn b1t6_matches_iota_crypto() {
     for seed in 0..50u64 {
-        let b = bytes(seed, (seed * 13 % 97) as usize);
+        // At least one byte: iota-crypto 0.23.2's decode panics on no trits.
+        let b = bytes(seed, 1 + (seed * 13 % 97) as usize);
         let ours = block::b1t6::encode(&b);
         let theirs = peer_b1t6::encode::<T1B1Buf>(&b);
         assert_eq!(ours, trits_of(&theirs));
