@@ -1,10 +1,9 @@
-//! The block PoW on the GPU backends' real drivers (PoCL for OpenCL on CI and development
-//! machines, any GPU where there is one): nonces found on the device, checked against the
-//! scalar reference, and the engine's choice of devices. wgpu has no block kernel: the engine
-//! leaves its devices out of block searches.
+//! The block PoW on the GPU backends' real drivers (PoCL for OpenCL and lavapipe for wgpu on
+//! CI and development machines, any GPU where there is one): nonces found on the device,
+//! checked against the scalar reference, and the engine's choice of devices.
 //!
-//! Without an OpenCL device the OpenCL tests are skipped with a visible message, or fail when
-//! `CURLPOW_REQUIRE_BACKENDS` names `opencl`.
+//! Without a device of a backend its tests are skipped with a visible message, or fail when
+//! `CURLPOW_REQUIRE_BACKENDS` names the backend.
 
 mod common;
 
@@ -128,7 +127,7 @@ mod opencl {
 
 #[cfg(feature = "wgpu")]
 #[test]
-fn wgpu_devices_are_left_out_of_block_searches() {
+fn wgpu_block_nonces_pass_the_scalar_reference() {
     let engine = Engine::builder()
         .threads(1)
         .backends(&[Backend::Cpu, Backend::Wgpu])
@@ -143,14 +142,40 @@ fn wgpu_devices_are_left_out_of_block_searches() {
     if !common::gpu_available("wgpu", !wgpu.is_empty()) {
         return;
     }
-    assert!(wgpu.iter().all(|d| !engine.runs_block_pow(&d.id)));
+    assert!(wgpu.iter().all(|d| engine.runs_block_pow(&d.id)));
     let sel = Selection {
-        backends: vec![Backend::Wgpu],
+        devices: vec![wgpu[0].id.clone()],
         ..Default::default()
     };
-    let opts = PowOptions::default().selection(sel);
+    let opts = PowOptions::default().selection(sel).cpu_fallback(false);
+    for (k, zeros) in [0usize, 4, 8].into_iter().enumerate() {
+        let len = [8, 100, 300][k];
+        let msg = message(60 + k as u64, len);
+        let target = block::score_of(zeros, len);
+        let r = engine.block_pow_with(&msg, target, &opts).unwrap();
+        assert_eq!(r.report.device, wgpu[0].id);
+        let job = block::BlockJob::new(&msg, target).unwrap();
+        let mut s = *job.state();
+        s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
+            .copy_from_slice(&block::b1t6::encode(&r.nonce.to_le_bytes()));
+        curlpow::transform(&mut s);
+        assert!(
+            curlpow::trailing_zeros(&s[..243]) >= zeros,
+            "{zeros}: {}",
+            r.nonce
+        );
+    }
+    // A bad selection still names what is wrong.
+    let none = Selection {
+        backends: vec![Backend::Custom],
+        ..Default::default()
+    };
     assert!(matches!(
-        engine.block_pow_with(&message(1, 50), 10.0, &opts),
+        engine.block_pow_with(
+            &message(1, 50),
+            10.0,
+            &PowOptions::default().selection(none)
+        ),
         Err(Error::NoDevice(_))
     ));
 }
