@@ -38,7 +38,7 @@ pub const COUNTERS: CounterRange = CounterRange {
 /// The nonce of lane `lane` (< 65536) at counter `n` (< 2^48): `n << 16 | lane`.
 pub fn nonce_of(hit: Hit) -> Option<u64> {
     (hit.lane < MAX_LANES && hit.counter < COUNTERS.len)
-        .then(|| (hit.counter << (8 * LANE_BYTES)) | hit.lane as u64)
+        .then_some((hit.counter << (8 * LANE_BYTES)) | hit.lane as u64)
 }
 
 /// The lane-number trits of lane `lane` (< 65536): its two low bytes in `b1t6`.
