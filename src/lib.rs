@@ -25,6 +25,8 @@
 //! of the last block from the host's own mid-state, with the host's fast single-state
 //! transform (tested against the scalar reference [`transform`] and the public vectors).
 //! [`hash_many`] hashes many transactions at once, bit-sliced on the CPU kernels.
+//! [`block`] is the Chrysalis/Stardust PoW (binary messages and blocks, scored by
+//! `3^zeros ÷ length`), searched on the same kernels and devices by [`Engine::block_pow`].
 //!
 //! The public surface: [`Engine`] and its [`EngineBuilder`], [`PowOptions`], the results
 //! ([`PowResult`], [`PowReport`], [`BenchResult`], [`DeviceReport`]), [`Transaction`] and the
