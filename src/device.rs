@@ -290,6 +290,31 @@ pub trait Device: Send + Sync {
     fn launch_stats(&self) -> Option<crate::launch_stats::LaunchStats> {
         None
     }
+
+    /// Whether the device runs the block PoW ([`search_block`](Self::search_block)); the
+    /// engine gives block searches only to devices that say so. The default: no.
+    fn supports_block_pow(&self) -> bool {
+        false
+    }
+
+    /// Search a block PoW job ([`crate::block::BlockJob`], whose docs have the nonce layout)
+    /// over the counters of `range`, with the same rules as [`search`](Self::search): the hit
+    /// is checked on the host, and the search ends promptly once `ctl` says stop. The default
+    /// says the device does not run it.
+    fn search_block(
+        &self,
+        job: &crate::block::BlockJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<SearchOutcome, Error> {
+        let _ = (job, range, ctl);
+        let info = self.info();
+        Err(Error::Backend {
+            backend: info.backend,
+            device: info.id.clone(),
+            message: "this device does not run the block PoW".into(),
+        })
+    }
 }
 
 /// What GPU discovery may return.

@@ -166,6 +166,9 @@ pub enum Error {
     /// An invalid configuration value (e.g. an environment variable).
     #[error("configuration: {0}")]
     Config(String),
+    /// A bad message or target of the block PoW ([`crate::block`]).
+    #[error(transparent)]
+    Block(#[from] crate::block::BlockError),
 }
 
 impl Error {

@@ -25,6 +25,8 @@
 //! of the last block from the host's own mid-state, with the host's fast single-state
 //! transform (tested against the scalar reference [`transform`] and the public vectors).
 //! [`hash_many`] hashes many transactions at once, bit-sliced on the CPU kernels.
+//! [`block`] is the Chrysalis/Stardust PoW (binary messages and blocks, scored by
+//! `3^zeros ÷ length`), searched on the same kernels and devices by [`Engine::block_pow`].
 //!
 //! The public surface: [`Engine`] and its [`EngineBuilder`], [`PowOptions`], the results
 //! ([`PowResult`], [`PowReport`], [`BenchResult`], [`DeviceReport`]), [`Transaction`] and the
@@ -39,6 +41,7 @@
 pub mod attach;
 #[doc(hidden)]
 pub mod bitslice;
+pub mod block;
 #[cfg(feature = "broker")]
 pub mod broker;
 mod control;
@@ -54,6 +57,7 @@ mod gpu;
 mod hash_batch;
 mod host_threads;
 mod launch_stats;
+mod layout;
 #[doc(hidden)]
 pub mod lazy_deque;
 #[cfg(feature = "opencl")]
@@ -80,8 +84,8 @@ pub use cpu::{max_threads, CpuKernel};
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
 pub use engine::{
-    bench_transaction, BenchResult, Engine, EngineBuilder, LatencyReport, PowOptions, PowReport,
-    PowResult, Spread, MAINNET_MWM,
+    bench_transaction, BenchResult, BlockPowResult, Engine, EngineBuilder, LatencyReport,
+    PowOptions, PowReport, PowResult, Spread, MAINNET_MWM,
 };
 pub use error::{Error, TryteError};
 pub use hash_batch::{hash_many, hash_many_trits, verify_many};

@@ -75,52 +75,6 @@ pub fn hit_of_nonce(nonce: &[Trit; NONCE_TRITS]) -> Option<Hit> {
     (nonce_trits(hit.lane, hit.counter) == *nonce).then_some(hit)
 }
 
-/// The counter trits of a running search, incremented in place (balanced-ternary `+1`) so a
-/// kernel rewrites only the trits that changed.
-#[derive(Debug, Clone)]
-pub(crate) struct Counter {
-    n: u64,
-    trits: [Trit; 42],
-}
-
-impl Counter {
-    /// Start at counter `n`.
-    pub fn new(n: u64) -> Self {
-        Counter {
-            n,
-            trits: counter_trits(n),
-        }
-    }
-
-    /// The counter value.
-    #[inline]
-    pub fn value(&self) -> u64 {
-        self.n
-    }
-
-    /// The 42 counter trits.
-    #[inline]
-    pub fn trits(&self) -> &[Trit; 42] {
-        &self.trits
-    }
-
-    /// Add one; returns how many low trits changed (at least 1).
-    #[inline]
-    pub fn increment(&mut self) -> usize {
-        self.n = self.n.wrapping_add(1);
-        for (i, t) in self.trits.iter_mut().enumerate() {
-            if *t == 1 {
-                *t = -1;
-            } else {
-                *t += 1;
-                return i + 1;
-            }
-        }
-        self.trits = counter_trits(self.n);
-        42
-    }
-}
-
 /// A solution found by a kernel: the counter and the lane that hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hit {
@@ -238,6 +192,11 @@ impl SearchJob {
         self.mwm
     }
 
+    /// What a CPU kernel searches: the state, the MWM, the transaction's nonce layout.
+    pub(crate) fn kernel_job(&self) -> crate::layout::KernelJob<'_> {
+        crate::layout::KernelJob::new(&self.state, self.mwm, crate::layout::Layout::Transaction)
+    }
+
     /// The state to transform, with lane and counter trits zero.
     pub fn state(&self) -> &[Trit; STATE_LEN] {
         &self.state
@@ -321,20 +280,6 @@ mod tests {
         for n in [0u64, 1, 2, 3, u64::MAX, u64::MAX - 1, 1 << 40] {
             let t = counter_trits(n);
             assert_eq!(trinary::read_balanced(&t), n as i128);
-        }
-    }
-
-    #[test]
-    fn counter_increment_matches_encoding() {
-        for start in [0u64, 1, 5, 363, 364, 1 << 33, u64::MAX - 3] {
-            let mut c = Counter::new(start);
-            for _ in 0..800 {
-                if c.value() == u64::MAX {
-                    break;
-                }
-                c.increment();
-                assert_eq!(*c.trits(), counter_trits(c.value()));
-            }
         }
     }
 

@@ -23,3 +23,8 @@ pub fn trits(seed: u64) -> impl Iterator<Item = i8> {
 pub fn trytes(seed: u64) -> impl Iterator<Item = u8> {
     states(seed).map(|s| crate::TRYTE_ALPHABET[(s % 27) as usize])
 }
+
+/// Endless pseudo-random bytes from `seed`: the same states as [`trits`], a byte of each.
+pub fn bytes(seed: u64) -> impl Iterator<Item = u8> {
+    states(seed).map(|s| (s >> 24) as u8)
+}

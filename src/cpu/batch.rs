@@ -84,9 +84,9 @@ impl CpuDevice {
                 start: range.start + 1,
                 len: range.len - 1,
             };
-            return self.kernel.search(job, rest, w);
+            return self.kernel.search(&job.kernel_job(), rest, w);
         }
-        self.kernel.search(job, range, w)
+        self.kernel.search(&job.kernel_job(), range, w)
     }
 
     /// Lanes `0..lanes` of counter `n`, one at a time on the host's single-state transform,

@@ -23,6 +23,7 @@ use parking_lot::Mutex;
 use crate::control::{Counters, SearchControl, Worker};
 use crate::device::{Backend, Device, DeviceInfo, DeviceKind, SearchOutcome};
 use crate::error::Error;
+use crate::layout::KernelJob;
 use crate::search::{CounterRange, SearchJob};
 
 /// The CPU as one device: the engine's thread pool running one search at a time.
@@ -78,23 +79,15 @@ impl CpuDevice {
     }
 }
 
-impl Device for CpuDevice {
-    fn info(&self) -> &DeviceInfo {
-        &self.info
-    }
-
-    fn search(
+impl CpuDevice {
+    /// One search split across the pool's workers (the device's lock held by the caller), each
+    /// on its own part of `range`; the worker that claims its hit first wins.
+    fn search_split(
         &self,
-        job: &SearchJob,
+        job: &KernelJob<'_>,
         range: CounterRange,
         ctl: &SearchControl,
-    ) -> Result<SearchOutcome, Error> {
-        let _guard = self.busy.lock();
-        if self.is_small(job.mwm()) {
-            // Too little work to split: the calling thread runs it whole (no pool wake-up).
-            let (hit, nonces) = self.search_here(job, range, ctl);
-            return Ok(SearchOutcome { hit, nonces });
-        }
+    ) -> SearchOutcome {
         let threads = ctl
             .max_threads()
             .map_or(self.threads, |n| n.min(self.threads));
@@ -117,7 +110,52 @@ impl Device for CpuDevice {
             .find(|r| r.1)
             .or_else(|| results.iter().find(|r| r.0.is_some()))
             .and_then(|r| r.0);
-        Ok(SearchOutcome { hit, nonces })
+        SearchOutcome { hit, nonces }
+    }
+}
+
+impl Device for CpuDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn search(
+        &self,
+        job: &SearchJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<SearchOutcome, Error> {
+        let _guard = self.busy.lock();
+        if self.is_small(job.mwm()) {
+            // Too little work to split: the calling thread runs it whole (no pool wake-up).
+            let (hit, nonces) = self.search_here(job, range, ctl);
+            return Ok(SearchOutcome { hit, nonces });
+        }
+        Ok(self.search_split(&job.kernel_job(), range, ctl))
+    }
+
+    fn supports_block_pow(&self) -> bool {
+        true
+    }
+
+    fn search_block(
+        &self,
+        job: &crate::block::BlockJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<SearchOutcome, Error> {
+        let _guard = self.busy.lock();
+        let kjob = crate::layout::block_kernel_job(job);
+        if self.is_small(job.zeros()) {
+            // Slot 0 is free: no pool worker searches while this thread holds the lock.
+            let mut w = Worker::new(ctl, &self.counters, 0);
+            let hit = self.kernel.search(&kjob, range, &mut w);
+            return Ok(SearchOutcome {
+                hit,
+                nonces: w.tried,
+            });
+        }
+        Ok(self.search_split(&kjob, range, ctl))
     }
 
     fn nonces_tried(&self) -> u64 {

@@ -6,6 +6,7 @@
 
 use crate::control::Worker;
 use crate::error::Error;
+use crate::layout::KernelJob;
 use crate::search::{CounterRange, Hit, SearchJob};
 
 /// A CPU search kernel.
@@ -134,7 +135,7 @@ impl CpuKernel {
     /// checks support when it is built, so this does not happen).
     pub(crate) fn search(
         self,
-        job: &SearchJob,
+        job: &KernelJob<'_>,
         range: CounterRange,
         w: &mut Worker<'_>,
     ) -> Option<Hit> {
@@ -164,7 +165,20 @@ impl CpuKernel {
         w: &mut Worker<'_>,
     ) -> Result<Option<Hit>, Error> {
         self.check()?;
-        Ok(self.search(job, range, w))
+        Ok(self.search(&job.kernel_job(), range, w))
+    }
+
+    /// Test hook: [`search_range`](Self::search_range) for a block PoW search (the nonce
+    /// layout of [`crate::block::BlockJob`]); a hit is not checked here.
+    #[doc(hidden)]
+    pub fn search_block_range(
+        self,
+        job: &crate::block::BlockJob,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Result<Option<Hit>, Error> {
+        self.check()?;
+        Ok(self.search(&crate::layout::block_kernel_job(job), range, w))
     }
 
     /// Test hook: run this kernel's 81-round transform on each state in place (lane `k` of a
@@ -196,6 +210,7 @@ impl CpuKernel {
         transforms: usize,
     ) -> Result<Vec<[i8; 81]>, Error> {
         self.check()?;
+        let job = &job.kernel_job();
         match self {
             CpuKernel::Portable => super::portable::placed_nonces(job, range, transforms),
             #[cfg(target_arch = "x86_64")]
@@ -215,6 +230,7 @@ impl CpuKernel {
     #[doc(hidden)]
     pub fn bare_transforms(self, job: &SearchJob, n: usize) -> Result<u64, Error> {
         self.check()?;
+        let job = &job.kernel_job();
         Ok(match self {
             CpuKernel::Portable => super::portable::bare_transforms(job, n),
             #[cfg(target_arch = "x86_64")]

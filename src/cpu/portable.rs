@@ -4,9 +4,8 @@
 use crate::bitslice::{self, BadTrit, Planes};
 use crate::control::Worker;
 use crate::curl::{HASH_LEN, INDEX, ROUNDS, STATE_LEN};
-use crate::search::{
-    Counter, CounterRange, Hit, SearchJob, COUNTER_TRITS, LANE_TRITS, NONCE_OFFSET,
-};
+use crate::layout::{KernelJob, Layout, LayoutCounter};
+use crate::search::{CounterRange, Hit, NONCE_OFFSET};
 
 /// Nonces per transform.
 pub const LANES: usize = 64;
@@ -41,10 +40,30 @@ impl State {
 
     /// Write each lane's number into the lane trits (lane `l` of this state is lane `l` of the
     /// nonce layout).
-    pub fn set_lane_numbers(&mut self) {
-        for (j, (lo, hi)) in bitslice::lane_number_words::<1>().into_iter().enumerate() {
-            self.lo[LANE_TRITS.start + j] = lo[0];
-            self.hi[LANE_TRITS.start + j] = hi[0];
+    pub fn set_lane_numbers(&mut self, layout: Layout) {
+        let start = layout.lane_trits().start;
+        for (j, (lo, hi)) in layout.lane_words::<1>().into_iter().enumerate() {
+            self.lo[start + j] = lo[0];
+            self.hi[start + j] = hi[0];
+        }
+    }
+
+    /// The search's template: the job's state, the lane numbers, counter `n`.
+    fn template(job: &KernelJob<'_>, n: u64) -> (State, LayoutCounter) {
+        let mut template = State::broadcast(job.state());
+        template.set_lane_numbers(job.layout());
+        let counter = LayoutCounter::new(job.layout(), n);
+        template.set_counter(&counter, counter.trits().len());
+        (template, counter)
+    }
+
+    /// Rewrite the low `changed` counter trits.
+    #[inline]
+    fn set_counter(&mut self, counter: &LayoutCounter, changed: usize) {
+        // The counter trits' positions come from the layout the counter was made for.
+        let start = counter.start();
+        for (j, &t) in counter.trits()[..changed].iter().enumerate() {
+            self.set_all(start + j, t);
         }
     }
 
@@ -83,13 +102,8 @@ pub(crate) fn transform(s: &mut State, scratch: &mut State) {
 }
 
 /// Search `range` on one worker: one transform per counter, stop checked once per transform.
-pub fn search(job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Option<Hit> {
-    let mut template = State::broadcast(job.state());
-    template.set_lane_numbers();
-    let mut counter = Counter::new(range.start);
-    for (j, &t) in counter.trits().iter().enumerate() {
-        template.set_all(COUNTER_TRITS.start + j, t);
-    }
+pub(crate) fn search(job: &KernelJob<'_>, range: CounterRange, w: &mut Worker<'_>) -> Option<Hit> {
+    let (mut template, mut counter) = State::template(job, range.start);
     let mut s = template.clone();
     let mut scratch = template.clone();
     let mwm = job.mwm();
@@ -109,9 +123,7 @@ pub fn search(job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Optio
             });
         }
         let changed = counter.increment();
-        for j in 0..changed {
-            template.set_all(COUNTER_TRITS.start + j, counter.trits()[j]);
-        }
+        template.set_counter(&counter, changed);
     }
     None
 }
@@ -119,23 +131,16 @@ pub fn search(job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Optio
 /// Test hook: the nonce trits (block trits 162..243) of every lane of the pre-transform states
 /// [`search`] builds for the first `transforms` counters of `range`.
 pub(crate) fn placed_nonces(
-    job: &SearchJob,
+    job: &KernelJob<'_>,
     range: CounterRange,
     transforms: usize,
 ) -> Result<Vec<[i8; 81]>, BadTrit> {
-    let mut template = State::broadcast(job.state());
-    template.set_lane_numbers();
-    let mut counter = Counter::new(range.start);
-    for (j, &t) in counter.trits().iter().enumerate() {
-        template.set_all(COUNTER_TRITS.start + j, t);
-    }
+    let (mut template, mut counter) = State::template(job, range.start);
     let mut out = Vec::new();
     for n in 0..(transforms as u64).min(range.len) {
         if n > 0 {
             let changed = counter.increment();
-            for j in 0..changed {
-                template.set_all(COUNTER_TRITS.start + j, counter.trits()[j]);
-            }
+            template.set_counter(&counter, changed);
         }
         out.extend(template.planes(NONCE_OFFSET, 81).to_states::<81>(LANES)?);
     }
@@ -159,9 +164,8 @@ pub(crate) fn transform_states(states: &mut [[i8; STATE_LEN]]) -> Result<(), Bad
 
 /// Bench hook: `n` bare transforms (template copy, transform; no counter, zero test or stop
 /// check). Returns a value derived from the result so nothing is optimised away.
-pub(crate) fn bare_transforms(job: &SearchJob, n: usize) -> u64 {
-    let mut template = State::broadcast(job.state());
-    template.set_lane_numbers();
+pub(crate) fn bare_transforms(job: &KernelJob<'_>, n: usize) -> u64 {
+    let (template, _) = State::template(job, 0);
     let mut s = template.clone();
     let mut scratch = template.clone();
     let mut acc = 0u64;

@@ -278,16 +278,15 @@ pub(crate) fn slot_mod(addr: &[u16; ADDR_LEN], z: isize) -> usize {
 /// `zero_and`, `first_lane`. `$feat` is the target-feature string of those functions.
 macro_rules! wavefront_kernel {
     ($feat:tt) => {
-        use $crate::bitslice::{lane_number_words, Planes};
+        use $crate::bitslice::Planes;
         use $crate::control::Worker;
         use $crate::cpu::wavefront::{
             cone, delta, level_ranges, side_len, slot_mod, tail_range, ADDR_LEN, LEVEL_MAX,
             MAX_FUSED, SLOTS, SWEEP_OUT,
         };
         use $crate::curl::{HASH_LEN, STATE_LEN};
-        use $crate::search::{
-            Counter, CounterRange, Hit, SearchJob, COUNTER_TRITS, LANE_TRITS, NONCE_OFFSET,
-        };
+        use $crate::layout::{KernelJob, Layout, LayoutCounter};
+        use $crate::search::{CounterRange, Hit, NONCE_OFFSET};
 
         const _: () = {
             let (p, q) = (PLAN.fused.len(), SEARCH.fused.len());
@@ -681,15 +680,16 @@ macro_rules! wavefront_kernel {
         }
 
         impl Work {
-            /// For searches at `mwm` (the last `mwm` hash trits must be zero).
+            /// For searches at `mwm` (the last `mwm` hash trits must be zero) whose counter
+            /// trits lie where `layout` puts them.
             #[target_feature(enable = $feat)]
-            fn new(mwm: usize) -> Work {
+            fn new(mwm: usize, layout: Layout) -> Work {
                 let n = mwm.min(HASH_LEN);
                 Work {
                     first: vec![splat(0); SLOTS],
                     y: vec![splat(0); SLOTS],
                     levels: vec![splat(0); 2 * LEVEL_MAX],
-                    cones: COUNTER_TRITS.map(Sweep::cone).collect(),
+                    cones: layout.counter_trits().map(Sweep::cone).collect(),
                     tail: Sweep::tail(n),
                     hash: vec![splat(0); n],
                 }
@@ -788,22 +788,25 @@ macro_rules! wavefront_kernel {
         /// number, and the counter (the same for every lane).
         struct Template {
             slots: Vec<Trit>,
-            counter: Counter,
+            counter: LayoutCounter,
         }
 
         impl Template {
             #[target_feature(enable = $feat)]
-            fn new(job: &SearchJob, start: u64) -> Template {
+            fn new(job: &KernelJob<'_>, start: u64) -> Template {
                 let mut slots = vec![splat(0); SLOTS];
                 for (x, &t) in job.state().iter().enumerate() {
                     slots[x] = splat(t);
                 }
-                for (j, (lo, hi)) in lane_number_words::<WORDS>().into_iter().enumerate() {
-                    slots[LANE_TRITS.start + j] = from_words(lo, hi);
+                let layout = job.layout();
+                let lanes = layout.lane_trits().start;
+                for (j, (lo, hi)) in layout.lane_words::<WORDS>().into_iter().enumerate() {
+                    slots[lanes + j] = from_words(lo, hi);
                 }
-                let counter = Counter::new(start);
+                let counter = LayoutCounter::new(layout, start);
+                let at = counter.start();
                 for (j, &t) in counter.trits().iter().enumerate() {
-                    slots[COUNTER_TRITS.start + j] = splat(t);
+                    slots[at + j] = splat(t);
                 }
                 Template { slots, counter }
             }
@@ -813,8 +816,9 @@ macro_rules! wavefront_kernel {
             #[target_feature(enable = $feat)]
             fn advance(&mut self) -> usize {
                 let changed = self.counter.increment();
+                let at = self.counter.start();
                 for j in 0..changed {
-                    self.slots[COUNTER_TRITS.start + j] = splat(self.counter.trits()[j]);
+                    self.slots[at + j] = splat(self.counter.trits()[j]);
                 }
                 changed
             }
@@ -823,10 +827,14 @@ macro_rules! wavefront_kernel {
         /// Search `range` on one worker: one transform per counter, the stop condition read
         /// once per transform; returns the lowest lane that hit.
         #[target_feature(enable = $feat)]
-        pub fn search(job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Option<Hit> {
+        pub(crate) fn search(
+            job: &KernelJob<'_>,
+            range: CounterRange,
+            w: &mut Worker<'_>,
+        ) -> Option<Hit> {
             let mut tpl = Template::new(job, range.start);
             let mwm = job.mwm();
-            let mut work = Work::new(mwm);
+            let mut work = Work::new(mwm, job.layout());
             work.first_pass(&tpl.slots);
             for _ in 0..range.len {
                 if !w.keep_going() {
@@ -879,7 +887,7 @@ macro_rules! wavefront_kernel {
         /// [`search`] builds them.
         #[target_feature(enable = $feat)]
         pub(crate) fn placed_nonces(
-            job: &SearchJob,
+            job: &KernelJob<'_>,
             range: CounterRange,
             transforms: usize,
         ) -> Result<Vec<[i8; 81]>, $crate::bitslice::BadTrit> {
@@ -904,9 +912,9 @@ macro_rules! wavefront_kernel {
         /// of one changed counter trit (the search averages 1.5), but no counter, zero test or
         /// stop check. Returns a value derived from the result so nothing is optimised away.
         #[target_feature(enable = $feat)]
-        pub(crate) fn bare_transforms(job: &SearchJob, n: usize) -> u64 {
+        pub(crate) fn bare_transforms(job: &KernelJob<'_>, n: usize) -> u64 {
             let tpl = Template::new(job, 0);
-            let mut work = Work::new(job.mwm().max(1));
+            let mut work = Work::new(job.mwm().max(1), job.layout());
             work.first_pass(&tpl.slots);
             let mut acc = 0u64;
             for _ in 0..n {
@@ -1031,7 +1039,7 @@ macro_rules! wavefront_kernel {
                 unsafe {
                     let tpl = pack(&states);
                     for n in [1usize, 2, 9, 14, 27, 81, 200, 242, 243] {
-                        let mut work = Work::new(n);
+                        let mut work = Work::new(n, Layout::Transaction);
                         work.first_pass(&tpl);
                         work.transform();
                         let f = SEARCH.fused[SEARCH.fused.len() - 1] as usize;
@@ -1067,8 +1075,8 @@ macro_rules! wavefront_kernel {
                 // SAFETY: `supported()` confirmed the target feature.
                 unsafe {
                     let mut tpl = pack(&states);
-                    let mut work = Work::new(14);
-                    let mut fresh = Work::new(14);
+                    let mut work = Work::new(14, Layout::Transaction);
+                    let mut fresh = Work::new(14, Layout::Transaction);
                     work.first_pass(&tpl);
                     for x in 0..STATE_LEN {
                         // A new value in some lanes: mix in another trit pattern.
@@ -1076,7 +1084,8 @@ macro_rules! wavefront_kernel {
                         tpl[x] = sbox(tpl[x], v);
                         Work::apply(&mut work.first, &mut work.levels, &Sweep::cone(x), &tpl);
                         work.side_for_pass1();
-                        if x % 61 == 0 || COUNTER_TRITS.contains(&x) || x > 720 {
+                        let counter = Layout::Transaction.counter_trits();
+                        if x % 61 == 0 || counter.contains(&x) || x > 720 {
                             fresh.first_pass(&tpl);
                             for s in 0..SLOTS {
                                 assert!(same(work.first[s], fresh.first[s]), "trit {x}: slot {s}");
@@ -1100,16 +1109,17 @@ macro_rules! wavefront_kernel {
                 let tx =
                     $crate::Transaction::from_trits(&random_trits(17, $crate::TRANSACTION_TRITS))
                         .unwrap();
-                let job = SearchJob::new(&tx, 14).unwrap();
+                let job = $crate::search::SearchJob::new(&tx, 14).unwrap();
+                let job = job.kernel_job();
                 // Start below a long carry: 3^13 - 1 rolls over 13 trits (past CONE_LIMIT).
                 let start = (3u64.pow(13) - 1) / 2 - 3;
                 // SAFETY: `supported()` confirmed the target feature.
                 unsafe {
                     let mut tpl = Template::new(&job, start);
-                    let mut work = Work::new(14);
+                    let mut work = Work::new(14, Layout::Transaction);
                     work.first_pass(&tpl.slots);
                     for step in 0..12u64 {
-                        let mut fresh = Work::new(14);
+                        let mut fresh = Work::new(14, Layout::Transaction);
                         fresh.first_pass(&Template::new(&job, start + step).slots);
                         for s in 0..SLOTS {
                             assert!(same(work.first[s], fresh.first[s]), "step {step}: slot {s}");

@@ -244,7 +244,7 @@ impl Engine {
         })
     }
 
-    fn slot_index(&self, device_id: &str) -> Result<usize, Error> {
+    pub(super) fn slot_index(&self, device_id: &str) -> Result<usize, Error> {
         self.inner
             .registry
             .slots
@@ -271,7 +271,7 @@ fn latency_transaction(k: u64) -> Transaction {
 }
 
 /// Wait for device `i` alone and hold it: a measurement runs with nothing else on it.
-fn hold(reg: &Registry, i: usize) -> Result<Lease<'_>, Error> {
+pub(super) fn hold(reg: &Registry, i: usize) -> Result<Lease<'_>, Error> {
     reg.acquire(WaitSpec {
         allowed: vec![i],
         work: 0.0,

@@ -10,12 +10,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod bench;
+mod block;
 mod builder;
 mod estimate;
+mod job;
 mod options;
 mod small;
 
 pub use bench::{bench_transaction, BenchResult, LatencyReport, Spread};
+pub use block::BlockPowResult;
 pub use builder::EngineBuilder;
 pub use options::{PowOptions, MAINNET_MWM};
 
@@ -27,6 +30,7 @@ use crate::host_threads::HostThreads;
 use crate::registry::{expected_work, DeviceReport, Registry, Selection, WaitSpec};
 use crate::search::{CounterRange, SearchJob};
 use crate::transaction::Transaction;
+use job::Job;
 
 /// What a PoW call did.
 #[derive(Debug, Clone)]
@@ -105,9 +109,9 @@ impl std::fmt::Debug for Engine {
 }
 
 /// What one device did in one search.
-struct DeviceRun {
+struct DeviceRun<T> {
     /// The verified result, if this device's hit was the search's first.
-    found: Option<Transaction>,
+    found: Option<T>,
     nonces: u64,
     fault: Option<Error>,
 }
@@ -149,6 +153,10 @@ impl Engine {
         }
         let job = Arc::new(SearchJob::new(tx, opts.mwm)?);
         self.search(&job, opts, started, deadline)
+            .map(|(transaction, report)| PowResult {
+                transaction,
+                report,
+            })
     }
 
     /// [`pow_with`](Self::pow_with) on a prepared job (attachToTangle builds its jobs from a
@@ -170,21 +178,32 @@ impl Engine {
             });
         }
         self.search(&job, opts, started, deadline)
+            .map(|(transaction, report)| PowResult {
+                transaction,
+                report,
+            })
     }
 
     /// Lease, run, verify, retry: the search of a prepared job.
-    fn search(
+    fn search<J: Job>(
         &self,
-        job: &Arc<SearchJob>,
+        job: &Arc<J>,
         opts: &PowOptions,
         started: Instant,
         deadline: Option<Instant>,
-    ) -> Result<PowResult, Error> {
+    ) -> Result<(J::Output, PowReport), Error> {
         let reg = &self.inner.registry;
         let mut allowed = reg.allowed(&opts.selection);
         if allowed.is_empty() {
             return Err(Error::NoDevice(format!(
                 "no device matches the selection {:?}",
+                opts.selection
+            )));
+        }
+        allowed.retain(|&i| J::runs_on(&*reg.slots[i].device));
+        if allowed.is_empty() {
+            return Err(Error::NoDevice(format!(
+                "no device the selection {:?} allows runs this search",
                 opts.selection
             )));
         }
@@ -194,7 +213,7 @@ impl Engine {
             let lease = reg
                 .acquire(WaitSpec {
                     allowed: allowed.clone(),
-                    work: expected_work(job.mwm()),
+                    work: expected_work(job.zeros()),
                     all: opts.latency,
                     deadline,
                     cancel: opts.cancel.as_ref(),
@@ -227,15 +246,13 @@ impl Engine {
                     first_fault.get_or_insert(e);
                 }
             }
-            if let Some((i, transaction)) = winner {
-                return Ok(PowResult {
-                    transaction,
-                    report: PowReport {
-                        nonces,
-                        elapsed: started.elapsed(),
-                        device: reg.slots[i].info.id.clone(),
-                    },
-                });
+            if let Some((i, output)) = winner {
+                let report = PowReport {
+                    nonces,
+                    elapsed: started.elapsed(),
+                    device: reg.slots[i].info.id.clone(),
+                };
+                return Ok((output, report));
             }
             if let Some(reason) = ctl.stop_reason() {
                 if reason != StopReason::Found {
@@ -256,27 +273,28 @@ impl Engine {
 
     /// Run one search on every leased device at once, disjoint counter ranges: the first device
     /// on this thread, the others on their own device threads.
-    fn run_lease(
+    fn run_lease<J: Job>(
         &self,
-        job: &Arc<SearchJob>,
+        job: &Arc<J>,
         indices: &[usize],
         ctl: &Arc<SearchControl>,
-    ) -> Vec<DeviceRun> {
+    ) -> Vec<DeviceRun<J::Output>> {
         let n = indices.len();
+        let all = job.counters();
         if n == 1 {
-            return vec![self.run_one(indices[0], job, CounterRange::ALL, ctl)];
+            return vec![self.run_one(indices[0], &**job, all, ctl)];
         }
         let (rtx, rrx) = mpsc::channel();
         for (k, &i) in indices.iter().enumerate().skip(1) {
             let (engine, job, ctl, rtx) = (self.clone(), job.clone(), ctl.clone(), rtx.clone());
             self.inner.device_threads[i].submit(move || {
-                let run = engine.run_one(i, &job, CounterRange::ALL.part(k, n), &ctl);
+                let run = engine.run_one(i, &*job, all.part(k, n), &ctl);
                 let _ = rtx.send((k, run));
             });
         }
         drop(rtx);
-        let mut runs: Vec<Option<DeviceRun>> = (0..n).map(|_| None).collect();
-        runs[0] = Some(self.run_one(indices[0], job, CounterRange::ALL.part(0, n), ctl));
+        let mut runs: Vec<Option<DeviceRun<J::Output>>> = (0..n).map(|_| None).collect();
+        runs[0] = Some(self.run_one(indices[0], &**job, all.part(0, n), ctl));
         for (k, run) in rrx {
             runs[k] = Some(run);
         }
@@ -295,13 +313,13 @@ impl Engine {
 
     /// One device, one search, host check included. The device's one-time setup (a kernel
     /// compile) happens before the clock starts, so it never counts as search time.
-    fn run_one(
+    fn run_one<J: Job>(
         &self,
         i: usize,
-        job: &SearchJob,
+        job: &J,
         range: CounterRange,
         ctl: &SearchControl,
-    ) -> DeviceRun {
+    ) -> DeviceRun<J::Output> {
         let reg = &self.inner.registry;
         let slot = &reg.slots[i];
         let fault = |e: Error, busy: Duration, nonces: u64| {
@@ -317,11 +335,11 @@ impl Engine {
         }
         let _in_flight = reg.enter(i);
         let t0 = Instant::now();
-        let r = slot.device.search_nonce(job, range, ctl);
+        let r = job.run(&*slot.device, range, ctl);
         let busy = t0.elapsed();
         match r {
             Err(e) => fault(e, busy, 0),
-            Ok(out) => match out.found.map(|f| job.verify_found(&f)) {
+            Ok(out) => match out.found.map(|f| job.verify(&f)) {
                 Some(Some(tx)) => {
                     // Only a verified hit stops the others, and only the first one counts: two
                     // devices of a latency-mode search may both hit before either sees the flag.

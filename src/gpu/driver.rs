@@ -26,6 +26,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::block::BlockJob;
 use crate::control::{Counters, SearchControl};
 use crate::device::{DeviceInfo, SearchOutcome};
 use crate::error::Error;
@@ -141,6 +142,16 @@ pub(crate) trait Launcher {
     /// Upload a search: its mid-state and MWM; clear the found flag. Waits for anything a
     /// failed search left in flight.
     fn begin(&mut self, job: &SearchJob) -> Result<(), Error>;
+
+    /// [`begin`](Self::begin) for a block PoW search: the launches that follow run the
+    /// backend's block kernel (the nonce layout of [`BlockJob`]) until the next `begin`. The
+    /// default: the backend has none.
+    fn begin_block(&mut self, job: &BlockJob) -> Result<(), Error> {
+        let _ = job;
+        Err(Error::Config(
+            "this GPU backend has no block PoW kernel".into(),
+        ))
+    }
 
     /// Queue a launch on `slot` (not in flight) without waiting for it: clear the slot's result,
     /// run the kernel, start reading the result back.
@@ -446,6 +457,35 @@ pub(crate) fn search(
 ) -> Result<(SearchOutcome, SearchTiming), Error> {
     let started = Instant::now();
     launcher.begin(job)?;
+    launches(launcher, sizer, info, range, ctl, counters, started)
+}
+
+/// [`search`] for a block PoW job, on the backend's block kernel
+/// ([`Launcher::begin_block`]); `sizer` is the block kernel's.
+pub(crate) fn search_block(
+    launcher: &mut dyn Launcher,
+    sizer: &mut Sizer,
+    info: &DeviceInfo,
+    job: &BlockJob,
+    range: CounterRange,
+    ctl: &SearchControl,
+    counters: &Counters,
+) -> Result<(SearchOutcome, SearchTiming), Error> {
+    let started = Instant::now();
+    launcher.begin_block(job)?;
+    launches(launcher, sizer, info, range, ctl, counters, started)
+}
+
+/// The launches of a search the launcher has begun (see [`search`]).
+fn launches(
+    launcher: &mut dyn Launcher,
+    sizer: &mut Sizer,
+    info: &DeviceInfo,
+    range: CounterRange,
+    ctl: &SearchControl,
+    counters: &Counters,
+    started: Instant,
+) -> Result<(SearchOutcome, SearchTiming), Error> {
     let lanes = sizer.geometry().lanes;
     let depth = launcher.slots().clamp(1, IN_FLIGHT);
     let mut timing = SearchTiming::default();

@@ -70,6 +70,8 @@ use session::{OpenSpec, Session};
 
 /// The kernel source, compiled at run time for each device.
 pub(crate) const KERNEL_SOURCE: &str = include_str!("../../kernels/curl_pow.cl");
+/// The block PoW kernel's source, compiled at a device's first block search.
+pub(crate) const BLOCK_KERNEL_SOURCE: &str = include_str!("../../kernels/block_pow.cl");
 
 /// Environment variable that overrides the kernel variant of every OpenCL device
 /// (see [`KernelConfig::parse`]).
@@ -296,6 +298,25 @@ impl Device for OpenClDevice {
         s.sizer = sizer;
         let (out, timing) = r?;
         self.refresh_stats(s, Some(timing));
+        Ok(out)
+    }
+
+    fn supports_block_pow(&self) -> bool {
+        true
+    }
+
+    fn search_block(
+        &self,
+        job: &crate::block::BlockJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<SearchOutcome, Error> {
+        let mut guard = self.session.lock();
+        let s = self.session(&mut guard)?;
+        let mut sizer = s.block_sizer.clone();
+        let r = driver::search_block(s, &mut sizer, &self.info, job, range, ctl, &self.counters);
+        s.block_sizer = sizer;
+        let (out, _timing) = r?;
         Ok(out)
     }
 

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use ocl::enums::{KernelWorkGroupInfo, KernelWorkGroupInfoResult as Kwg, ProfilingInfo};
 
+use crate::block::BlockJob;
 use crate::curl::STATE_LEN;
 use crate::device::DeviceInfo;
 use crate::error::Error;
@@ -22,7 +23,7 @@ use crate::search::SearchJob;
 use super::build_log;
 use super::kernel_config::KernelConfig;
 use super::occupancy::{self, Facts};
-use super::{KERNEL_SOURCE, PROBE_LOCK};
+use super::{BLOCK_KERNEL_SOURCE, KERNEL_SOURCE, PROBE_LOCK};
 
 /// Environment variable: `-cl-nv-maxrregcount=N` for NVIDIA platforms (registers per work-item
 /// the compiler may use; ignored elsewhere).
@@ -58,6 +59,12 @@ pub(super) struct Session {
     local: usize,
     /// The launch sizes, adapted as the device works; kept between searches.
     pub(super) sizer: Sizer,
+    /// The block PoW kernel (`kernels/block_pow.cl`), built at its first search, and the
+    /// launch sizes of its 64-lane work-items.
+    block: Option<ocl::Kernel>,
+    pub(super) block_sizer: Sizer,
+    /// Whether the launches since the last `begin` run the block kernel.
+    block_active: bool,
     pub(super) build: BuildFacts,
     err: DeviceInfo,
 }
@@ -207,6 +214,13 @@ impl Session {
             slots,
             local: geometry.group,
             sizer: Sizer::new(geometry),
+            block: None,
+            block_sizer: Sizer::new(Geometry {
+                lanes: BLOCK_LANES,
+                items_per_state: 1,
+                ..geometry
+            }),
+            block_active: false,
             build: BuildFacts {
                 build_ms,
                 first_launch_ms: 0.0,
@@ -269,9 +283,62 @@ fn elapsed_ns(e: &ocl::Event, from: ProfilingInfo, to: ProfilingInfo) -> Option<
     b.checked_sub(a)
 }
 
+/// Lanes of a block kernel work-item (one `ulong` per trit half).
+const BLOCK_LANES: u64 = 64;
+
+impl Session {
+    /// The block PoW kernel, built on first use in this session's context.
+    fn block_kernel(&mut self) -> Result<&ocl::Kernel, Error> {
+        if self.block.is_none() {
+            let device = self.queue.device();
+            let program = ocl::Program::builder()
+                .src(BLOCK_KERNEL_SOURCE)
+                .devices(device)
+                .build(&self.queue.context())
+                .map_err(|e| self.err("block kernel build", e))?;
+            let kernel = ocl::Kernel::builder()
+                .program(&program)
+                .name("block_search")
+                .queue(self.queue.clone())
+                .arg(&self.mid)
+                .arg(0u64)
+                .arg(1u32)
+                .arg(0u64)
+                .arg(0u32)
+                .arg(&self.slots[0].res)
+                .arg(&self.flag)
+                .build()
+                .map_err(|e| self.err("kernel block_search", e))?;
+            self.block = Some(kernel);
+        }
+        self.block
+            .as_ref()
+            .ok_or_else(|| device_error(&self.err, "block kernel missing after build"))
+    }
+}
+
 impl Launcher for Session {
+    fn begin_block(&mut self, job: &BlockJob) -> Result<(), Error> {
+        self.idle()?;
+        let zeros = u32::try_from(job.zeros()).map_err(|_| Error::InvalidMwm(job.zeros()))?;
+        let set = self.block_kernel()?.set_arg(4, zeros);
+        set.map_err(|e| self.err("kernel argument", e))?;
+        self.mid
+            .write(&job.state()[..])
+            .enq()
+            .map_err(|e| self.err("mid-state upload", e))?;
+        self.flag
+            .cmd()
+            .fill(0u32, None)
+            .enq()
+            .map_err(|e| self.err("flag reset", e))?;
+        self.block_active = true;
+        Ok(())
+    }
+
     fn begin(&mut self, job: &SearchJob) -> Result<(), Error> {
         self.idle()?;
+        self.block_active = false;
         let mwm = u32::try_from(job.mwm()).map_err(|_| Error::InvalidMwm(job.mwm()))?;
         self.search
             .set_arg(4, mwm)
@@ -290,20 +357,25 @@ impl Launcher for Session {
     fn submit(&mut self, slot: usize, l: &Launch) -> Result<(), Error> {
         let iters = u32::try_from(l.per_item).map_err(|_| self.err("launch", "too long"))?;
         let s = &mut self.slots[slot];
+        let kernel = match (&self.block, self.block_active) {
+            (Some(b), true) => b,
+            (None, true) => return Err(device_error(&self.err, "block kernel missing")),
+            _ => &self.search,
+        };
         let r = (|| -> ocl::Result<()> {
             s.res.cmd().fill(0u32, None).enq()?;
-            self.search.set_arg(1, l.base)?;
-            self.search.set_arg(2, iters)?;
-            self.search.set_arg(3, l.limit)?;
-            self.search.set_arg(5, &s.res)?;
+            kernel.set_arg(1, l.base)?;
+            kernel.set_arg(2, iters)?;
+            kernel.set_arg(3, l.limit)?;
+            kernel.set_arg(5, &s.res)?;
             let mut kernel_done = ocl::Event::empty();
             // SAFETY: the arguments match the kernel's signature (buffer of 729 chars, ulong,
             // uint, ulong, uint, two buffers of uints: 8 result words and the flag, all set at
-            // build or above); work-items whose counters are at or past `limit` return at once,
-            // so no counter outside the launch is tried and nothing outside the buffers is
-            // touched.
+            // build or above; `block_search` has the same signature); work-items whose counters
+            // are at or past `limit` return at once, so no counter outside the launch is tried
+            // and nothing outside the buffers is touched.
             unsafe {
-                self.search
+                kernel
                     .cmd()
                     .global_work_size(l.items)
                     .local_work_size(self.local)

@@ -27,6 +27,8 @@ use crate::search::SearchJob;
 
 /// The kernel source; the host prepends the lane-width prelude.
 const KERNEL: &str = include_str!("../../kernels/curl_pow.wgsl");
+/// The block PoW entry point, appended to the kernel's module (it uses its functions).
+const BLOCK_KERNEL: &str = include_str!("../../kernels/block_pow.wgsl");
 
 /// One dispatch slot.
 struct Slot {
@@ -59,6 +61,13 @@ pub(super) struct Context {
     mwm: u32,
     /// The launch sizes, adapted as the device works; kept between searches.
     pub(super) sizer: Sizer,
+    /// What the block PoW pipeline is built from at the first block search, the pipeline, and
+    /// whether the dispatches since the last `begin` run it.
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
+    constants: [(&'static str, f64); 3],
+    block: Option<wgpu::ComputePipeline>,
+    block_active: bool,
     /// Milliseconds to build the shader module and both pipelines, and of the first dispatch.
     pub(super) build_ms: f64,
     pub(super) first_launch_ms: f64,
@@ -117,7 +126,7 @@ impl Context {
 
         let build_started = Instant::now();
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let source = format!("{}\n{KERNEL}", layout::prelude(lanes64));
+        let source = format!("{}\n{KERNEL}\n{BLOCK_KERNEL}", layout::prelude(lanes64));
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some("curl_pow.wgsl"),
             source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -125,7 +134,9 @@ impl Context {
         let module = if std::env::var_os("CURLPOW_WGPU_CHECKED").is_some() {
             device.create_shader_module(desc)
         } else {
-            // SAFETY: the kernel indexes `mid_state` below 729 and `scratch` at
+            // SAFETY: the kernel (and the block entry point, which writes counter slots
+            // 204..240 and otherwise calls the kernel's functions) indexes `mid_state` below 729
+            // and `scratch` at
             // `slot * stride + g` with slot < SLOTS and g < stride, and the host never
             // dispatches with a stride above `tuning.max_invocations`, for which `scratch` is
             // sized (SLOTS * stride slots); `result` and `params` are fixed-size structs. Every
@@ -258,6 +269,11 @@ impl Context {
             lanes: if lanes64 { 64 } else { 32 },
             mwm: 0,
             sizer: Sizer::new(geometry),
+            module,
+            pipeline_layout,
+            constants,
+            block: None,
+            block_active: false,
             build_ms,
             first_launch_ms: 0.0,
             info: info.clone(),
@@ -406,9 +422,53 @@ impl Context {
     }
 }
 
+impl Context {
+    /// Build the block PoW pipeline if it is not built yet.
+    fn block_pipeline(&mut self) -> Result<(), Error> {
+        if self.block.is_some() {
+            return Ok(());
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("block_search"),
+                layout: Some(&self.pipeline_layout),
+                module: &self.module,
+                entry_point: Some("block_search"),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &self.constants,
+                    zero_initialize_workgroup_memory: false,
+                },
+                cache: None,
+            });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(self.err(format!("block pipeline creation failed: {e}")));
+        }
+        self.block = Some(pipeline);
+        Ok(())
+    }
+}
+
 impl Launcher for Context {
+    fn begin_block(&mut self, job: &crate::block::BlockJob) -> Result<(), Error> {
+        self.idle()?;
+        self.block_pipeline()?;
+        self.mwm = u32::try_from(job.zeros()).map_err(|_| Error::InvalidMwm(job.zeros()))?;
+        self.queue.write_buffer(
+            &self.mid_state,
+            0,
+            &layout::block_mid_state_bytes(job, self.lanes),
+        );
+        self.queue
+            .write_buffer(&self.flag, 0, &[0u8; FLAG_SIZE as usize]);
+        self.block_active = true;
+        Ok(())
+    }
+
     fn begin(&mut self, job: &SearchJob) -> Result<(), Error> {
         self.idle()?;
+        self.block_active = false;
         self.mwm = u32::try_from(job.mwm()).map_err(|_| Error::InvalidMwm(job.mwm()))?;
         self.queue.write_buffer(
             &self.mid_state,
@@ -439,7 +499,10 @@ impl Launcher for Context {
         enc.clear_buffer(&s.result, 0, None);
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
-            pass.set_pipeline(&self.search);
+            match (&self.block, self.block_active) {
+                (Some(block), true) => pass.set_pipeline(block),
+                _ => pass.set_pipeline(&self.search),
+            }
             pass.set_bind_group(0, &s.bind_group, &[]);
             pass.dispatch_workgroups(stride.div_ceil(g as u32), 1, 1);
         }

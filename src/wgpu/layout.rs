@@ -137,6 +137,19 @@ pub(super) fn mid_state_bytes(job: &SearchJob, lanes: u32) -> Vec<u8> {
     to_bytes(&interleave(&p), lanes as usize / 8)
 }
 
+/// The bit-sliced mid-state of a block PoW job: each lane's two nonce bytes in its lane trits
+/// (block trits 192..204), the counter trits zero.
+pub(super) fn block_mid_state_bytes(job: &crate::block::BlockJob, lanes: u32) -> Vec<u8> {
+    let mut p = Planes::broadcast(job.state(), 1, lanes);
+    let start = crate::block::LANE_TRITS.start;
+    for lane in 0..lanes as usize {
+        for (j, &t) in crate::block::lane_trits(lane).iter().enumerate() {
+            p.set(start + j, lane, t);
+        }
+    }
+    to_bytes(&interleave(&p), lanes as usize / 8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -212,6 +212,32 @@ impl Device for WgpuDevice {
         Ok(out)
     }
 
+    fn supports_block_pow(&self) -> bool {
+        true
+    }
+
+    fn search_block(
+        &self,
+        job: &crate::block::BlockJob,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<SearchOutcome, Error> {
+        let mut ctx = self.ctx.lock();
+        // The block entry point has the search's launch shape: it shares the sizes.
+        let mut sizer = ctx.sizer.clone();
+        let r = driver::search_block(
+            &mut *ctx,
+            &mut sizer,
+            &self.info,
+            job,
+            range,
+            ctl,
+            &self.counters,
+        );
+        ctx.sizer = sizer;
+        Ok(r?.0)
+    }
+
     fn nonces_tried(&self) -> u64 {
         self.counters.sum()
     }

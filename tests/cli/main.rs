@@ -15,6 +15,7 @@ mod line_reader;
 
 mod attach_cli;
 mod cli;
+mod cli_block;
 mod cli_bounds;
 mod cli_faults;
 mod cli_hostile;

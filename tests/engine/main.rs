@@ -8,6 +8,8 @@ mod attach_check;
 mod common;
 
 mod attach;
+mod block;
+mod block_peer;
 mod core;
 mod cpu_kernels;
 mod per_call;

@@ -5,5 +5,6 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod block_gpu;
 mod opencl;
 mod wgpu;

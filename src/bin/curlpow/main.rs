@@ -9,6 +9,7 @@ mod engine_args;
 mod exit;
 mod expected_time;
 mod headless;
+mod hex_message;
 mod input;
 mod line_reader;
 mod log_lines;
@@ -35,6 +36,11 @@ struct Cli {
 enum Cmd {
     /// Find nonces: one 2673-tryte transaction per line in, the same with the nonce set out.
     Pow(commands::pow::PowArgs),
+    /// Find block PoW nonces (Chrysalis/Stardust): one hex message a line in, its 8 nonce bytes
+    /// included, the same with the nonce set out.
+    BlockPow(commands::block_pow::BlockPowArgs),
+    /// The block PoW score of each hex message (its 8 nonce bytes included), one a line.
+    BlockScore(input::InputArg),
     /// Curl-P-81 hash of each line (a multiple of 81 trytes), 81 trytes per line out.
     Hash(input::InputArg),
     /// Print each transaction's trailing zero trits; exit 1 if any is below --mwm.
@@ -65,6 +71,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Pow(a) => commands::pow::run(a),
+        Cmd::BlockPow(a) => commands::block_pow::run(a),
+        Cmd::BlockScore(a) => commands::block_score::run(a),
         Cmd::Hash(a) => commands::hash::run_hash(a),
         Cmd::Verify(a) => commands::hash::run_verify(a),
         Cmd::Bench(a) => commands::bench::run(a),

@@ -11,6 +11,13 @@ use crate::exit::UsageError;
 use crate::output::Stdout;
 use crate::values;
 
+/// The search `bench` measures.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Pow {
+    Transaction,
+    Block,
+}
+
 #[derive(Args)]
 pub struct BenchArgs {
     /// Seconds to run each device, 0.001 to 1e9.
@@ -19,6 +26,10 @@ pub struct BenchArgs {
     /// One JSON object per line.
     #[arg(long)]
     json: bool,
+    /// Which search: `transaction` (the legacy PoW) or `block` (Chrysalis/Stardust messages
+    /// and blocks; devices that do not run it are skipped).
+    #[arg(long, value_enum, default_value_t = Pow::Transaction)]
+    pow: Pow,
     /// Instead of the rate: this many whole PoWs at --mwm on each device, their latency split
     /// into mid-state, launches, read-back and host check (for scripts/gpu-check.sh).
     #[arg(long, hide = true)]
@@ -50,7 +61,17 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for info in devices {
-        let r = engine.bench(&info.id, a.seconds)?;
+        let r = match a.pow {
+            Pow::Transaction => engine.bench(&info.id, a.seconds)?,
+            Pow::Block => match engine.bench_block(&info.id, a.seconds) {
+                Ok(r) => r,
+                Err(e) if !engine.runs_block_pow(&info.id) => {
+                    crate::output::errln!("curlpow: {}: skipped: {e}", info.id);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            },
+        };
         if a.json {
             out.line(serde_json::to_string(&r)?)?;
         } else {

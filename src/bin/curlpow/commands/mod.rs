@@ -2,6 +2,8 @@
 
 pub mod attach;
 pub mod bench;
+pub mod block_pow;
+pub mod block_score;
 pub mod devices;
 pub mod generate_docs;
 pub mod hash;

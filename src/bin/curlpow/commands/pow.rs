@@ -209,7 +209,7 @@ fn search(
     }
 }
 
-fn print_stats(engine: &Engine) {
+pub fn print_stats(engine: &Engine) {
     errln!(
         "{:<14} {:>8} {:>14} {:>6} {:>6} {:>10}",
         "device",

@@ -1,0 +1,79 @@
+// The block PoW (Chrysalis messages, Stardust blocks) for wgpu: an entry point added to
+// curl_pow.wgsl's module (the host appends this file to it), sharing its bindings, mid-state
+// load, transform, zero test and stop accounting; only the nonce's layout differs.
+//
+// Nonce layout (src/block/job.rs): the nonce is counter << 16 | lane; its 8 little-endian bytes
+// in b1t6 (each byte a signed 8-bit number in six balanced trits, least significant first) are
+// block trits 192..240. The host writes each lane's two bytes (trits 192..204) into the
+// mid-state; the invocation writes the counter's six bytes (trits 204..240).
+
+const BLOCK_COUNTER_START: u32 = 204u;
+
+// The counter's six low bytes (from its low and high 32 bits) in b1t6.
+fn write_block_counter(lo: u32, hi: u32, stride: u32, g: u32) {
+    for (var b = 0u; b < 6u; b++) {
+        var byte = 0u;
+        if b < 4u {
+            byte = (lo >> (8u * b)) & 0xffu;
+        } else {
+            byte = (hi >> (8u * (b - 4u))) & 0xffu;
+        }
+        var v = i32(byte);
+        if v >= 128 {
+            v = v - 256;
+        }
+        for (var j = 0u; j < 6u; j++) {
+            // Truncating remainder: -2..2; balanced digit -1, 0 or 1.
+            let r = v % 3;
+            var t = r;
+            if r == 2 {
+                t = -1;
+            } else if r == -2 {
+                t = 1;
+            }
+            v = (v - t) / 3;
+            scratch[(BLOCK_COUNTER_START + 6u * b + j) * stride + g] =
+                vec2<W>(splat(t != 1), splat(t != -1));
+        }
+    }
+}
+
+// As `search`, for the block layout: params.mwm is the trailing zeros a hit needs.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn block_search(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let g = gid.x;
+    let stride = params.stride;
+    if g >= stride {
+        return;
+    }
+    let n = min(params.transforms, TRANSFORMS);
+    for (var j = 0u; j < n; j++) {
+        let offset = j * stride + g;
+        if offset >= params.remaining {
+            return;
+        }
+        if atomicLoad(&flag.found) != 0u {
+            atomicAdd(&result.skipped, untried(j, n, stride, g));
+            return;
+        }
+        let lo = params.base_lo + offset;
+        let hi = params.base_hi + select(0u, 1u, lo < offset);
+        load_mid_state(stride, g);
+        write_block_counter(lo, hi, stride, g);
+        let m = transform(g, stride);
+        let mask = zero_mask(m, params.mwm, stride, g);
+        if mask != W(0u) {
+            if atomicAdd(&flag.found, 1u) == 0u {
+                result.found = 1u;
+                result.lane = lowest_lane(mask);
+                result.counter_lo = lo;
+                result.counter_hi = hi;
+            }
+            let left = untried(j + 1u, n, stride, g);
+            if left != 0u {
+                atomicAdd(&result.skipped, left);
+            }
+            return;
+        }
+    }
+}

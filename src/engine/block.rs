@@ -1,0 +1,140 @@
+//! The block PoW on the engine ([`Engine::block_pow`]): the same lease, run, host check and
+//! retry as a transaction PoW ([`Job`](super::job::Job)), on the devices that run it; and
+//! [`Engine::bench_block`], a device's rate for this search.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::bench::{hold, BenchResult};
+use super::{Engine, PowOptions, PowReport};
+use crate::block::{BlockJob, NONCE_BYTES};
+use crate::control::SearchControl;
+use crate::device::Backend;
+use crate::error::Error;
+
+/// A message with a valid nonce, and the report of the search.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BlockPowResult {
+    /// The nonce.
+    pub nonce: u64,
+    /// The message with the nonce in its last 8 bytes (little-endian); its score reaches the
+    /// target (checked on the host from the message's bytes).
+    pub message: Vec<u8>,
+    /// The message's score.
+    pub score: f64,
+    /// How the search went.
+    pub report: PowReport,
+}
+
+impl Engine {
+    /// Find a nonce for `message` (its last 8 bytes are the nonce, whose value is ignored) so
+    /// that its score ([`crate::block::score`]) reaches `target`.
+    pub fn block_pow(&self, message: &[u8], target: f64) -> Result<BlockPowResult, Error> {
+        self.block_pow_with(message, target, &PowOptions::default())
+    }
+
+    /// [`block_pow`](Self::block_pow) with a timeout, cancel token, device selection, CPU
+    /// thread cap or latency mode (`opts`' MWM is not used: the target sets the zeros). Only
+    /// devices that run the block PoW are used ([`Device::supports_block_pow`]).
+    ///
+    /// [`Device::supports_block_pow`]: crate::device::Device::supports_block_pow
+    pub fn block_pow_with(
+        &self,
+        message: &[u8],
+        target: f64,
+        opts: &PowOptions,
+    ) -> Result<BlockPowResult, Error> {
+        let job = BlockJob::new(message, target)?;
+        self.block_pow_job(job, opts)
+    }
+
+    /// [`block_pow_with`](Self::block_pow_with) for the bytes before the nonce (the message is
+    /// these and the 8 nonce bytes).
+    pub fn block_pow_without_nonce(
+        &self,
+        head: &[u8],
+        target: f64,
+        opts: &PowOptions,
+    ) -> Result<BlockPowResult, Error> {
+        let job = BlockJob::without_nonce(head, target)?;
+        self.block_pow_job(job, opts)
+    }
+
+    fn block_pow_job(&self, job: BlockJob, opts: &PowOptions) -> Result<BlockPowResult, Error> {
+        let started = Instant::now();
+        let deadline = opts.deadline_from(started);
+        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Err(Error::Cancelled { nonces: 0 });
+        }
+        if deadline.is_some_and(|d| started >= d) {
+            return Err(Error::Timeout {
+                elapsed: Duration::ZERO,
+                nonces: 0,
+            });
+        }
+        let job = Arc::new(job);
+        let (nonce, report) = self.search(&job, opts, started, deadline)?;
+        let message = job.message(nonce);
+        let score = crate::block::score(&message);
+        debug_assert!(message.len() >= NONCE_BYTES && score >= job.target());
+        Ok(BlockPowResult {
+            nonce,
+            message,
+            score,
+            report,
+        })
+    }
+
+    /// Whether the device with this id runs the block PoW.
+    pub fn runs_block_pow(&self, device_id: &str) -> bool {
+        self.slot_index(device_id)
+            .is_ok_and(|i| self.inner.registry.slots[i].device.supports_block_pow())
+    }
+
+    /// Measure a device's block PoW rate: nonces per second on a fixed 300-byte message with an
+    /// unreachable target, for `duration` (the device's one-time setup excluded).
+    pub fn bench_block(&self, device_id: &str, duration: Duration) -> Result<BenchResult, Error> {
+        let reg = &self.inner.registry;
+        let i = self.slot_index(device_id)?;
+        let slot = &reg.slots[i];
+        if !slot.device.supports_block_pow() {
+            return Err(Error::Backend {
+                backend: slot.info.backend,
+                device: slot.info.id.clone(),
+                message: "this device does not run the block PoW".into(),
+            });
+        }
+        let message: Vec<u8> = crate::xorshift::bytes(0xB10C_0000_0000_0300)
+            .take(300)
+            .collect();
+        // 243 zeros on 300 bytes: a score no hash reaches in practice.
+        let target = crate::block::score_of(243, message.len());
+        let job = BlockJob::new(&message, target)?;
+        let lease = hold(reg, i)?;
+        let p = Instant::now();
+        slot.device.prepare()?;
+        let prepare_ms = p.elapsed().as_secs_f64() * 1e3;
+        let t0 = Instant::now();
+        let ctl = SearchControl::new(None, t0.checked_add(duration));
+        let run = self.run_one(i, &job, crate::block::COUNTERS, &ctl);
+        let seconds = t0.elapsed().as_secs_f64();
+        drop(lease);
+        if let Some(e) = run.fault {
+            return Err(e);
+        }
+        let info = &slot.info;
+        Ok(BenchResult {
+            backend: info.backend,
+            device: info.name.clone(),
+            device_id: info.id.clone(),
+            kernel: info.kernel.clone(),
+            threads: (info.backend == Backend::Cpu).then(|| self.cpu().threads()),
+            nonces: run.nonces,
+            seconds,
+            nonces_per_second: run.nonces as f64 / seconds.max(1e-9),
+            prepare_ms,
+            launch: slot.device.launch_stats(),
+        })
+    }
+}

@@ -1,0 +1,99 @@
+//! [`Job`]: what the engine's search loop (lease, run, host check, retry) needs of a search, so
+//! that one loop serves the transaction PoW ([`SearchJob`]) and the block PoW ([`BlockJob`]).
+
+use crate::block::BlockJob;
+use crate::control::SearchControl;
+use crate::device::{Device, Found, NonceOutcome};
+use crate::error::Error;
+use crate::search::{CounterRange, SearchJob};
+use crate::transaction::Transaction;
+
+/// One prepared search.
+pub(crate) trait Job: Send + Sync + 'static {
+    /// What a verified hit gives.
+    type Output: Send + 'static;
+
+    /// Trailing zero trits a hit needs (the registry's expected work is 3^this).
+    fn zeros(&self) -> usize;
+
+    /// Every counter the search may use; devices of a latency-mode search get parts of it.
+    fn counters(&self) -> CounterRange;
+
+    /// Whether `device` runs this kind of search.
+    fn runs_on(device: &dyn Device) -> bool;
+
+    /// Run the search on `device`.
+    fn run(
+        &self,
+        device: &dyn Device,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<NonceOutcome, Error>;
+
+    /// The host check of what the device found.
+    fn verify(&self, found: &Found) -> Option<Self::Output>;
+}
+
+impl Job for SearchJob {
+    type Output = Transaction;
+
+    fn zeros(&self) -> usize {
+        self.mwm()
+    }
+
+    fn counters(&self) -> CounterRange {
+        CounterRange::ALL
+    }
+
+    fn runs_on(_: &dyn Device) -> bool {
+        true
+    }
+
+    fn run(
+        &self,
+        device: &dyn Device,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<NonceOutcome, Error> {
+        device.search_nonce(self, range, ctl)
+    }
+
+    fn verify(&self, found: &Found) -> Option<Transaction> {
+        self.verify_found(found)
+    }
+}
+
+impl Job for BlockJob {
+    type Output = u64;
+
+    fn zeros(&self) -> usize {
+        BlockJob::zeros(self)
+    }
+
+    fn counters(&self) -> CounterRange {
+        crate::block::COUNTERS
+    }
+
+    fn runs_on(device: &dyn Device) -> bool {
+        device.supports_block_pow()
+    }
+
+    fn run(
+        &self,
+        device: &dyn Device,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<NonceOutcome, Error> {
+        device
+            .search_block(self, range, ctl)
+            .map(NonceOutcome::from)
+    }
+
+    fn verify(&self, found: &Found) -> Option<u64> {
+        match found {
+            Found::Hit(hit) => BlockJob::verify(self, *hit),
+            // Raw transaction nonce trits mean nothing for a block.
+            Found::Nonce(_) => None,
+        }
+    }
+}
