@@ -1,8 +1,8 @@
 //! Promises `curlpow` keeps when its input or environment works against it: `pow` re-checks the
 //! exact bytes it writes (an input file changed during the search fails, exit 1, instead of
-//! writing the new line with the old nonce); a stream line without an end is refused while it
-//! is copied (exit 2), not copied without bound; a forced GPU launch size does not outlast
-//! `--timeout`.
+//! writing the new line with the old nonce); a stream line without an end is not copied past
+//! the line bound and is refused (exit 2) once it is clearly endless; a forced GPU launch size
+//! does not outlast `--timeout`.
 
 use crate::cli_support;
 use crate::common;
@@ -140,9 +140,13 @@ fn endless_line(args: &[&str], total: usize) -> (Option<i32>, String, usize) {
 
 #[test]
 fn a_stream_line_without_an_end_is_refused_while_it_is_copied() {
-    // 256 MiB of NUL bytes and no LF, as `curlpow pow /dev/zero` reads: refused after the
-    // line bound (16 KiB for pow, 4 MiB for hash), not copied to the temporary folder.
-    for (cmd, bound) in [("pow", "16384"), ("verify", "16384"), ("hash", "4194304")] {
+    // 256 MiB of NUL bytes and no LF, as `curlpow pow /dev/zero` reads: not copied past the
+    // line bound (16 KiB for pow, 4 MiB for hash), measured up to 8 MiB, then refused.
+    for (cmd, bound) in [
+        ("pow", "8388608"),
+        ("verify", "8388608"),
+        ("hash", "8388608"),
+    ] {
         let mut args = vec![cmd];
         if cmd == "verify" {
             args.extend(["--mwm", "1"]);

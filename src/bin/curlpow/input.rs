@@ -5,9 +5,10 @@
 //! when every line is good do the later passes compute and write. A file (or a standard input
 //! redirected from one) is read again from its start; a stream (a pipe, a FIFO, a terminal) is
 //! copied as it is read, into memory up to [`SPOOL_IN_MEMORY`] bytes and past that into an
-//! unlinked temporary file. The copy holds the line bound: a stream line longer than the
-//! command reads ends the command at once (exit 2) instead of being copied (`curlpow pow
-//! /dev/zero` would fill the disk).
+//! unlinked temporary file. The copy holds the line bound: once a stream line is longer than
+//! the command reads, the copy is dropped (that line fails the run, so no later pass needs it)
+//! and the line is only measured, up to [`MAX_STREAM_LINE`]; past that the command ends at once
+//! (exit 2): `curlpow pow /dev/zero` used to fill the temporary folder.
 
 use std::fmt::Display;
 use std::fs::File;
@@ -29,6 +30,9 @@ pub const NAMED_BAD_LINES: u64 = 100;
 pub const MAX_TX_LINE: usize = 16 << 10;
 /// A streamed input is kept in memory up to this size, then in a temporary file.
 pub const SPOOL_IN_MEMORY: usize = 1 << 20;
+/// The longest line of a stream that is measured (at least twice the command's line bound): a
+/// stream may never end, a file does.
+pub const MAX_STREAM_LINE: usize = 8 << 20;
 const READ_BUFFER: usize = 64 << 10;
 
 #[derive(Args)]
@@ -133,9 +137,11 @@ impl Input {
                     max_bytes,
                     &mut f,
                 );
-                if let Some(number) = ends.too_long {
+                if let Some((number, limit)) = ends.too_long {
                     return Err(UsageError(format!(
-                        "line {number}: more than {max_bytes} bytes without a line end: a                          stream (a pipe, a FIFO, a device) is not read past a line that long;                          nothing written"
+                        "line {number}: more than {limit} bytes without a line end: a stream \
+                         (a pipe, a FIFO, a device) is not read past a line that long; nothing \
+                         written"
                     ))
                     .into());
                 }
@@ -143,6 +149,9 @@ impl Input {
                 self.source = Source::Spooled(spool);
                 Ok(())
             }
+            Source::Spooled(spool) if spool.dropped => Err(anyhow::anyhow!(
+                "the copy of the input was dropped at a line over {max_bytes} bytes"
+            )),
             Source::Spooled(spool) => match &mut spool.file {
                 Some(file) => {
                     file.seek(SeekFrom::Start(0))
@@ -193,10 +202,23 @@ struct Spool {
     memory: Vec<u8>,
     file: Option<File>,
     no_file: bool,
+    /// A line outgrew the bound: nothing is kept (no later pass reads this input).
+    dropped: bool,
+}
+
+impl Spool {
+    fn drop_copy(&mut self) {
+        self.dropped = true;
+        self.memory = Vec::new();
+        self.file = None;
+    }
 }
 
 impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.dropped {
+            return Ok(buf.len());
+        }
         if self.file.is_none() && !self.no_file && self.memory.len() + buf.len() > SPOOL_IN_MEMORY {
             match temp_file() {
                 Ok(mut f) => {
@@ -247,8 +269,8 @@ fn temp_file() -> io::Result<File> {
     Err(io::Error::other("no free temporary file name"))
 }
 
-/// Reads `from`, copying every byte read into `to`, and failing once a line outgrows the
-/// bound `ends` keeps.
+/// Reads `from`, copying every byte read into `to` until a line outgrows the command's bound,
+/// and failing once one outgrows [`MAX_STREAM_LINE`].
 struct Tee<'a, R> {
     from: R,
     to: &'a mut Spool,
@@ -258,8 +280,10 @@ struct Tee<'a, R> {
 impl<R: Read> Read for Tee<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.from.read(buf)?;
-        if !self.ends.see(&buf[..n]) {
-            return Err(io::Error::other("a line without an end"));
+        match self.ends.see(&buf[..n]) {
+            Seen::Fits => {}
+            Seen::OverBound => self.to.drop_copy(),
+            Seen::Endless => return Err(io::Error::other("a line without an end")),
         }
         self.to
             .write_all(&buf[..n])
@@ -268,46 +292,99 @@ impl<R: Read> Read for Tee<'_, R> {
     }
 }
 
+/// What [`LineEnds::see`] found.
+#[derive(Debug, PartialEq, Eq)]
+enum Seen {
+    /// Every line so far within the command's bound.
+    Fits,
+    /// A line over the command's bound (the copy is no longer needed).
+    OverBound,
+    /// A line over [`MAX_STREAM_LINE`]: stop reading.
+    Endless,
+}
+
 /// The length of the line being read, over the bytes of a stream as they come.
 struct LineEnds {
-    /// The longest line accepted, its CR included.
+    /// The command's longest line, its CR included.
+    bound: usize,
+    /// The longest line measured.
     limit: usize,
     /// Bytes since the last LF.
     run: usize,
     /// LFs seen.
     lines: usize,
-    /// The number of the line that outgrew the limit.
-    too_long: Option<usize>,
+    /// Whether a line outgrew `bound`.
+    over: bool,
+    /// The number of the line that outgrew `limit`, and `limit`.
+    too_long: Option<(usize, usize)>,
 }
 
 impl LineEnds {
     fn new(max_bytes: usize) -> Self {
         LineEnds {
-            limit: max_bytes.saturating_add(1),
+            bound: max_bytes.saturating_add(1),
+            limit: MAX_STREAM_LINE.max(max_bytes.saturating_mul(2)),
             run: 0,
             lines: 0,
+            over: false,
             too_long: None,
         }
     }
 
-    /// Account for `bytes`; false once a line is longer than the limit.
-    fn see(&mut self, bytes: &[u8]) -> bool {
+    /// Account for `bytes`.
+    fn see(&mut self, bytes: &[u8]) -> Seen {
         let mut start = 0;
+        let mut longest = 0;
         for lf in memchr::memchr_iter(b'\n', bytes) {
-            if self.run.saturating_add(lf - start) > self.limit {
-                self.too_long = Some(self.lines + 1);
-                return false;
+            let line = self.run.saturating_add(lf - start);
+            if line > self.limit {
+                self.too_long = Some((self.lines + 1, self.limit));
+                return Seen::Endless;
             }
+            longest = longest.max(line);
             self.lines += 1;
             self.run = 0;
             start = lf + 1;
         }
         self.run = self.run.saturating_add(bytes.len() - start);
         if self.run > self.limit {
-            self.too_long = Some(self.lines + 1);
-            return false;
+            self.too_long = Some((self.lines + 1, self.limit));
+            return Seen::Endless;
         }
-        true
+        if longest.max(self.run) > self.bound {
+            self.over = true;
+        }
+        if self.over {
+            Seen::OverBound
+        } else {
+            Seen::Fits
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_lines_are_measured_across_reads() {
+        let mut e = LineEnds::new(4);
+        assert_eq!(e.see(b"abcd\nab"), Seen::Fits);
+        assert_eq!(e.see(b"c"), Seen::Fits);
+        assert_eq!(
+            e.see(b"def\n"),
+            Seen::OverBound,
+            "abcdef: 6 bytes, over 4 + a CR"
+        );
+        assert_eq!(e.see(b"a\n"), Seen::OverBound, "the copy stays dropped");
+        let mut e = LineEnds::new(4);
+        let chunk = vec![0u8; 1 << 20];
+        let mut seen = Seen::Fits;
+        for _ in 0..=MAX_STREAM_LINE >> 20 {
+            seen = e.see(&chunk);
+        }
+        assert_eq!(seen, Seen::Endless);
+        assert_eq!(e.too_long, Some((1, MAX_STREAM_LINE)));
     }
 }
 
