@@ -6,10 +6,10 @@
 
 use crate::attach_check;
 use crate::common;
+use crate::server_support::Srv;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
+use std::process::Command;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use curlpow::{Hash, Transaction};
@@ -26,81 +26,6 @@ fn drivers_present() -> bool {
     let opencl = common::gpu_available("opencl", listed.contains("opencl:"));
     let wgpu = common::gpu_available("wgpu", listed.contains("wgpu:"));
     opencl && wgpu
-}
-
-struct Srv {
-    child: Child,
-    base: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Srv {
-    fn start() -> Srv {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_curlpow"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--software"])
-            .args(["--threads", "2", "--concurrency", "8", "--per-client", "8"])
-            .args(["--shutdown-grace", "120"])
-            .env_remove("CURLPOW_REMOTE_AUTH")
-            .env_remove("CURLPOW_REMOTE_AUTH_FILE")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start curlpow serve");
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let log2 = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on http://").nth(1) {
-                    let addr = rest.split_whitespace().next().unwrap_or("").to_string();
-                    let _ = tx.send(addr);
-                }
-                log2.lock().unwrap().push(line);
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(120))
-            .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", log.lock().unwrap()));
-        Srv {
-            child,
-            base: format!("http://{addr}"),
-            log,
-        }
-    }
-
-    fn agent() -> ureq::Agent {
-        ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(180)))
-            .build()
-            .into()
-    }
-
-    fn running(&self) -> u64 {
-        let mut r = Self::agent()
-            .post(format!("{}/", self.base))
-            .header("X-IOTA-API-Version", "1")
-            .send(r#"{"command":"getNodeInfo"}"#)
-            .unwrap();
-        let v: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
-        v["attachesRunning"].as_u64().unwrap()
-    }
-
-    fn log(&self) -> Vec<String> {
-        self.log.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Srv {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
 }
 
 /// The MWM of the attaches: seconds of search each on this host, so that all of them are in
@@ -151,7 +76,15 @@ fn stop_with(signal: libc::c_int, name: &str) {
     if !drivers_present() {
         return;
     }
-    let mut srv = Srv::start();
+    let mut srv = Srv::start(&[
+        "--software",
+        "--concurrency",
+        "8",
+        "--per-client",
+        "8",
+        "--shutdown-grace",
+        "120",
+    ]);
     let jobs = attaches(&srv, 6);
     // Every attach in flight (running) before the signal: a request not yet sent then would
     // be refused, rightly, as a new connection during shutdown.

@@ -33,8 +33,12 @@ impl Srv {
     /// Start with the open-file limit (soft and hard) set to `nofile` when given.
     pub fn launch(args: &[&str], env: &[(&str, &str)], nofile: Option<u64>) -> Srv {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_curlpow"));
-        cmd.args(["serve", "--listen", "127.0.0.1:0", "--backend", "cpu"])
-            .args(["--threads", "2"])
+        cmd.args(["serve", "--listen", "127.0.0.1:0"]);
+        // The CPU alone unless the test picks the devices (`--software` loads the drivers).
+        if !args.iter().any(|a| *a == "--software" || *a == "--backend") {
+            cmd.args(["--backend", "cpu"]);
+        }
+        cmd.args(["--threads", "2"])
             .args(args)
             .env_remove("CURLPOW_REMOTE_AUTH")
             .env_remove("CURLPOW_REMOTE_AUTH_FILE")
@@ -63,7 +67,7 @@ impl Srv {
             }
         });
         let addr = rx
-            .recv_timeout(Duration::from_secs(60))
+            .recv_timeout(Duration::from_secs(120))
             .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", log.lock().unwrap()));
         Srv {
             child,
@@ -75,7 +79,7 @@ impl Srv {
     pub fn agent() -> ureq::Agent {
         ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(120)))
+            .timeout_global(Some(Duration::from_secs(180)))
             .build()
             .into()
     }
@@ -119,6 +123,11 @@ impl Srv {
             resp.status().as_u16(),
             resp.body_mut().read_to_string().unwrap(),
         )
+    }
+
+    /// The server's standard error so far.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
     }
 
     pub fn running(&self) -> u64 {
