@@ -39,6 +39,9 @@ enum Cmd {
     Bench(commands::bench::BenchArgs),
     /// List every device of every compiled backend.
     Devices(commands::devices::DevicesArgs),
+    /// The GPU kernel variants (`--list`), their build options and the devices they are the
+    /// default for.
+    Tune(commands::tune::TuneArgs),
     /// IRI's attachToTangle offline: chain a bundle (one transaction a line) to two tips.
     Attach(commands::attach::AttachArgs),
     /// Serve IRI's attachToTangle API over HTTP (remote PoW for wallets and nodes).
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Cmd::Verify(a) => commands::hash::run_verify(a),
         Cmd::Bench(a) => commands::bench::run(a),
         Cmd::Devices(a) => commands::devices::run(a),
+        Cmd::Tune(a) => commands::tune::run(a),
         Cmd::Attach(a) => commands::attach::run(a),
         Cmd::Serve(a) => commands::serve::run(a),
         Cmd::Worker(a) => commands::worker::run(a),

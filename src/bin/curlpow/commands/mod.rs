@@ -6,4 +6,5 @@ pub mod devices;
 pub mod hash;
 pub mod pow;
 pub mod serve;
+pub mod tune;
 pub mod worker;
