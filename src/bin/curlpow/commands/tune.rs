@@ -16,8 +16,8 @@ use crate::values;
 
 #[derive(Args)]
 pub struct TuneArgs {
-    /// Seconds per device at most, 0.001 to 1e9 (a candidate whose build is under way when
-    /// the time is up is the last one).
+    /// Seconds per device, 0.001 to 1e9: no candidate starts after them (the last one may
+    /// still finish its build and its share).
     #[arg(long, default_value = "10", value_parser = values::bench_seconds)]
     seconds: Duration,
     /// Print the variants (one line each) instead of tuning.
@@ -135,11 +135,12 @@ fn open_candidates(backend: curlpow::Backend, id: &str) -> Vec<(String, Opener)>
     out
 }
 
-/// Verify and time one opened candidate until `until`: a search at MWM 6 whose nonce must
-/// pass the host check, then the rate at an unreachable weight.
-fn trial(dev: &dyn curlpow::device::Device, until: Instant) -> Result<f64, String> {
+/// Verify and time one opened candidate for `share` once it is built: a search at MWM 6 whose
+/// nonce must pass the host check, then the rate at an unreachable weight.
+fn trial(dev: &dyn curlpow::device::Device, share: Duration) -> Result<f64, String> {
     use curlpow::device::{CounterRange, SearchControl, SearchJob};
     dev.prepare().map_err(|e| e.to_string())?;
+    let until = Instant::now() + share;
     let tx = curlpow::Transaction::from_trytes(&"9".repeat(2673)).map_err(|e| e.to_string())?;
     let job = SearchJob::new(&tx, 6).map_err(|e| e.to_string())?;
     let ctl = SearchControl::new(None, Some(until));
@@ -194,7 +195,12 @@ pub fn run(a: TuneArgs) -> Result<ExitCode> {
     for info in devices {
         let started = Instant::now();
         let deadline = started + a.seconds;
-        let candidates = open_candidates(info.backend, &info.id);
+        let mut candidates = open_candidates(info.backend, &info.id);
+        // The device's current variant first: it is measured even when time runs short.
+        if let Some(i) = candidates.iter().position(|c| c.0 == info.kernel) {
+            let current = candidates.remove(i);
+            candidates.insert(0, current);
+        }
         let n = candidates.len().max(1) as u32;
         let mut trials: Vec<Trial> = Vec::new();
         for (k, (name, open)) in candidates.into_iter().enumerate() {
@@ -215,7 +221,7 @@ pub fn run(a: TuneArgs) -> Result<ExitCode> {
             };
             match open() {
                 None => t.error = Some("the device did not open with this variant".into()),
-                Some((_, dev)) => match trial(&*dev, (Instant::now() + share).min(deadline)) {
+                Some((_, dev)) => match trial(&*dev, share) {
                     Ok(rate) => {
                         t.nonces_per_second = rate;
                         t.verified = true;
