@@ -520,60 +520,141 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
 #else // COOP
 
 // The cooperative kernel: COOP_P work-items share each state (32 lanes in `uint` words, the
-// word NVIDIA's 3-input LOP3 works on), COOP_S states per work-group, all in __local memory in
-// natural order (trit z in word z). A pass of three fused rounds is the stencil of the wavefront
-// above read cyclically: L_0[t] = state[91 t mod 729] (91 = -1/8), L_1[z] = S(L_0[z],
-// L_0[z + 4]), L_2[z] = S(L_1[z], L_1[z - 2]), L_3[z] = S(L_2[z], L_2[z + 1]) = the state three
-// rounds on, in natural order. Work-item p computes L_3 on its chunk [p C, p C + C) (C =
-// ceil(729 / COOP_P)) from L_0 on [p C - 2, p C + C + 5) — its chunk and a halo of 7 — streamed
-// through register windows, keeps its C outputs in registers, and writes them after a barrier
-// (everyone has read the old state); a second barrier ends the pass. 27 passes per transform.
+// word NVIDIA's 3-input LOP3 works on), COOP_S states per work-group, all in __local memory.
+//
+// A pass of three fused rounds is the stencil of the wavefront above read cyclically:
+// L_0[t] = state[91 t mod 729] (91 = -1/8), L_1[z] = S(L_0[z], L_0[z + 4]), L_2[z] = S(L_1[z],
+// L_1[z - 2]), L_3[z] = S(L_2[z], L_2[z + 1]) = the state three rounds on, in natural order.
+// Work-item p computes L_3 on its chunk [p C, p C + C) (C = ceil(729 / COOP_P)) from L_0 on
+// [p C - 2, p C + C + 5) — its chunk and a halo of 7 — streamed through register windows, keeps
+// its C outputs in registers, and writes them after a barrier (everyone has read the old state);
+// a second barrier ends the pass. 27 passes per transform.
+//
+// Layout: the state is kept in the pass's read order, so that every pass reads consecutive
+// words at fixed offsets from one base (no address arithmetic per read): element u = t + 2
+// holds L_0[t] = state[91 t mod 729]; a trit z written by a pass goes to t = -8 z mod 729 (the
+// L_0 index of the next pass). Reads that wrap (t < 0 for the first work-item, t >= 729 for
+// the last ones) are the only ones with an address of their own: the first work-item's two
+// from a base of its own, the last ones' from base - 729 past their wrap step. Two arrays, low
+// and high halves (32-bit accesses: with C odd, the 32 work-items of a warp read 32 different
+// banks; the writes' stride of -8 C mod 729 spreads over the banks too). With C even the array
+// is padded by one word after every C (element u at u + u / C), which makes the read stride
+// C + 1.
+// The S-box is written with bitselect, which AMD's compilers turn into v_bfi_b32 (4 VALU
+// operations instead of 5) and NVIDIA's into LOP3 like any logic.
 #if LANE_BITS != 32 || VEC != 1
 #error "the cooperative kernel uses 32-bit words"
 #endif
 #define CHUNK ((STATE_LEN + COOP_P - 1) / COOP_P)
+#define COOP_PAD ((CHUNK % 2) == 0)
+#define PHYS(u) ((u) + (COOP_PAD ? (u) / CHUNK : 0u))
+// Elements: u = t + 2 for t in [-2, 729) (0 and 1 unused: the wrapped reads).
+#define ELEMS (STATE_LEN + 2)
+#define WORDS (PHYS(ELEMS - 1) + 1)
+// The first step at which some work-item's read wraps past t = 728: that of the last one with
+// outputs below 729.
+#define WRAP_K (STATE_LEN + 2 - ((STATE_LEN - 1) / CHUNK) * CHUNK)
 
-void coop_pass3(__local uint *lo, __local uint *hi, uint p) {
+#define SBOX_BS(olo, ohi, alo, ahi, blo, bhi)                                                   \
+    do {                                                                                       \
+        olo = (ahi) ^ bitselect((alo), 0u, (blo));                                             \
+        ohi = (alo) ^ ((bhi) & olo);                                                           \
+    } while (0)
+
+// t = -8 z mod 729 for z < 729.
+uint coop_slot(uint z) {
+    const uint m = (8u * z) % STATE_LEN;
+    return m == 0 ? 0u : STATE_LEN - m;
+}
+
+// Write trit value (vl, vh) to read-order index t.
+__attribute__((always_inline)) void coop_put(__local uint *lo, __local uint *hi, uint t, uint vl,
+                                             uint vh) {
+    lo[PHYS(t + 2u)] = vl;
+    hi[PHYS(t + 2u)] = vh;
+}
+
+// Trit z of the state, once a pass has written it (or the set-up).
+#define COOP_GET_LO(lo, z) ((lo)[PHYS(coop_slot(z) + 2u)])
+
+// One pass. `me` holds this work-item's addressing, read from __local memory each pass (a
+// compiler that sees it constant keeps every read and write address in registers, which costs
+// occupancy): x = p C (a), y = PHYS(a): its first read (u = a + k at step k), z = the first step
+// whose read wraps past t = 728 (to u = a + k - 729), w = -8 a mod 729: where its first output
+// goes. `first`: the first work-item, whose steps 0 and 1 wrap to t = 727, 728; `valid`: the
+// outputs of its chunk below 729.
+__attribute__((always_inline)) void coop_pass3(__local uint *lo, __local uint *hi,
+                                               __local const uint4 *me, bool first,
+                                               uint valid) {
+    const uint4 m = *me;
+    const uint a = m.x, base = m.y, wrap = m.z;
     uint ol[CHUNK], oh[CHUNK];
     uint p0l = 0, p0h = 0, p1l = 0, p1h = 0, p2l = 0, p2h = 0, p3l = 0, p3h = 0;
     uint q0l = 0, q0h = 0, q1l = 0, q1h = 0;
     uint r0l = 0, r0h = 0;
-    const uint a = p * CHUNK;
-    // Slot of L_0[a - 2]: 91 (a - 2) mod 729.
-    uint rs = ((a + STATE_LEN - 2) % STATE_LEN) * 91u % STATE_LEN;
 #pragma unroll
     for (int k = 0; k < CHUNK + 7; k++) {
-        const uint p4l = lo[rs];
-        const uint p4h = hi[rs];
-        uint n1l, n1h, n2l, n2h, n3l, n3h;
-        SBOX(n1l, n1h, p0l, p0h, p4l, p4h); /* L1[t-4] = S(L0[t-4], L0[t]) */
-        SBOX(n2l, n2h, n1l, n1h, q0l, q0h); /* L2[t-4] = S(L1[t-4], L1[t-6]) */
-        SBOX(n3l, n3h, r0l, r0h, n2l, n2h); /* L3[t-5] = S(L2[t-5], L2[t-4]) */
+        // Element p C + k, padded: p (C + 1) + k + k / C.
+        const uint off = (uint)k + (COOP_PAD ? (uint)k / CHUNK : 0u);
+        uint w = base + off;
+        if (k < 2) {
+            w = first ? PHYS(STATE_LEN + (uint)k) : w;
+        } else if (k >= WRAP_K) {
+            w = (uint)k >= wrap ? PHYS(a + (uint)k - STATE_LEN) : w;
+        }
+        const uint p4l = lo[w];
+        const uint p4h = hi[w];
+        uint n1l = 0, n1h = 0, n2l = 0, n2h = 0;
+        if (k >= 4) {
+            SBOX_BS(n1l, n1h, p0l, p0h, p4l, p4h); /* L1[t-4] = S(L0[t-4], L0[t]) */
+        }
+        if (k >= 6) {
+            SBOX_BS(n2l, n2h, n1l, n1h, q0l, q0h); /* L2[t-4] = S(L1[t-4], L1[t-6]) */
+        }
         if (k >= 7) {
+            uint n3l, n3h;
+            SBOX_BS(n3l, n3h, r0l, r0h, n2l, n2h); /* L3[t-5] = S(L2[t-5], L2[t-4]) */
             ol[k - 7] = n3l;
             oh[k - 7] = n3h;
         }
         p0l = p1l; p0h = p1h; p1l = p2l; p1h = p2h; p2l = p3l; p2h = p3h; p3l = p4l; p3h = p4h;
         q0l = q1l; q0h = q1h; q1l = n1l; q1h = n1h;
         r0l = n2l; r0h = n2h;
-        rs += 91u;
-        rs = (rs >= STATE_LEN) ? rs - STATE_LEN : rs;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    uint t = m.w;
 #pragma unroll
     for (int j = 0; j < CHUNK; j++) {
-        const uint z = a + j;
-        if (z < STATE_LEN) {
-            lo[z] = ol[j];
-            hi[z] = oh[j];
+        if ((uint)j < valid) {
+            coop_put(lo, hi, t, ol[j], oh[j]);
         }
+        t = min(t - 8u, t + (STATE_LEN - 8u)); // t - 8 mod 729
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-void coop_transform(__local uint *lo, __local uint *hi, uint p) {
+// `me`: __local memory of this work-item's own.
+void coop_transform(__local uint *lo, __local uint *hi, __local uint4 *me, uint p) {
+    const uint a = p * CHUNK;
+    // Work-items past the state (a >= 729) read the first chunk and write nothing.
+    const bool in = a < STATE_LEN;
+    // Step k reads t = a - 2 + k: past 728 from k = 731 - a on.
+    *me = (uint4)(a, in ? PHYS(a) : 0u, in ? STATE_LEN + 2 - a : (uint)CHUNK + 7u,
+                  in ? coop_slot(a) : 0u);
+    const uint valid = in ? min((uint)CHUNK, STATE_LEN - a) : 0u;
     for (uint pass = 0; pass < ROUNDS / 3; pass++) {
-        coop_pass3(lo, hi, p);
+        coop_pass3(lo, hi, me, p == 0, valid);
+    }
+}
+
+// Set a state up in the layout: work-item p writes the mid-state's trits of its chunk.
+void coop_load_mid(__local uint *lo, __local uint *hi, __global const char *mid, uint p) {
+    for (uint j = 0; j < CHUNK; j++) {
+        const uint z = p * CHUNK + j;
+        if (z < STATE_LEN) {
+            const char t = mid[z];
+            coop_put(lo, hi, coop_slot(z), SPLAT(t != 1), SPLAT(t != -1));
+        }
     }
 }
 
@@ -582,8 +663,9 @@ void coop_transform(__local uint *lo, __local uint *hi, uint p) {
 __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
 void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, uint mwm,
                  __global volatile uint *res, __global volatile uint *flag) {
-    __local uint slo[COOP_S][STATE_LEN];
-    __local uint shi[COOP_S][STATE_LEN];
+    __local uint slo[COOP_S][WORDS];
+    __local uint shi[COOP_S][WORDS];
+    __local uint4 mes[LOCAL_SIZE];
     __local uint stop;
     const uint lid = get_local_id(0);
     const uint s = lid / COOP_P;
@@ -618,34 +700,25 @@ void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, 
             untried = active ? end - idx : 0;
             break; // uniform: every work-item read the same `stop`
         }
-        for (uint j = 0; j < CHUNK; j++) {
-            const uint z = p * CHUNK + j;
-            if (z < STATE_LEN) {
-                const char t = mid[z];
-                lo[z] = SPLAT(t != 1);
-                hi[z] = SPLAT(t != -1);
-            }
-        }
+        coop_load_mid(lo, hi, mid, p);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (p == 0) {
             for (uint j = 0; j < 6; j++) {
-                lo[LANE_TRIT0 + j] = lane_lo[j];
-                hi[LANE_TRIT0 + j] = lane_hi[j];
+                coop_put(lo, hi, coop_slot(LANE_TRIT0 + j), lane_lo[j], lane_hi[j]);
             }
             ulong n = base + idx;
             for (uint j = 0; j < COUNTER_TRITS; j++) {
                 uint tl, th;
                 NEXT_COUNTER_TRIT(n, tl, th);
-                lo[COUNTER_TRIT0 + j] = tl;
-                hi[COUNTER_TRIT0 + j] = th;
+                coop_put(lo, hi, coop_slot(COUNTER_TRIT0 + j), tl, th);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        coop_transform(lo, hi, p);
+        coop_transform(lo, hi, &mes[lid], p);
         if (p == 0 && active) {
             uint m = ONES;
             for (uint j = HASH_LEN - mwm; j < HASH_LEN; j++) {
-                m &= ~(lo[j] ^ hi[j]);
+                m &= ~(COOP_GET_LO(lo, j) ^ COOP_GET_LO(hi, j));
             }
             if (m != 0 && atomic_cmpxchg(&flag[0], 0u, 1u) == 0u) {
                 const ulong counter = base + idx;
@@ -669,8 +742,9 @@ void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, 
 // lane; the group transforms them cooperatively and writes them to `output`.
 __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
 void curl_transform(__global const char *input, __global char *output, uint n_states) {
-    __local uint slo[COOP_S][STATE_LEN];
-    __local uint shi[COOP_S][STATE_LEN];
+    __local uint slo[COOP_S][WORDS];
+    __local uint shi[COOP_S][WORDS];
+    __local uint4 mes[LOCAL_SIZE];
     const uint lid = get_local_id(0);
     const uint s = lid / COOP_P;
     const uint p = lid % COOP_P;
@@ -687,17 +761,16 @@ void curl_transform(__global const char *input, __global char *output, uint n_st
                 set_bit(&wl, l, t != 1);
                 set_bit(&wh, l, t != -1);
             }
-            lo[z] = wl;
-            hi[z] = wh;
+            coop_put(lo, hi, coop_slot(z), wl, wh);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    coop_transform(lo, hi, p);
+    coop_transform(lo, hi, &mes[lid], p);
     for (uint j = 0; j < CHUNK; j++) {
         const uint z = p * CHUNK + j;
         if (z < STATE_LEN) {
-            const uint wl = lo[z];
-            const uint wh = hi[z];
+            const uint wl = COOP_GET_LO(lo, z);
+            const uint wh = COOP_GET_LO(hi, z);
             for (uint l = 0; l < LANES; l++) {
                 const uint k = first + l;
                 if (k < n_states) {

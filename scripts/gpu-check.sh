@@ -10,6 +10,10 @@
 #      Vulkan driver library links) usable: unpacked into a temporary folder, never into /;
 #      finds NVIDIA's OpenCL library and Vulkan ICD json in the driver's folders (searched, not
 #      assumed), writes an OpenCL vendor .icd file and sets OCL_ICD_VENDORS / VK_ICD_FILENAMES;
+#   1b. `curlpow tune` (GPU_CHECK_TUNE_SECONDS per device, default 10), its table beside the
+#      static model's bound for the device's architecture (scripts/gpu-static.sh: run by
+#      `prepare` into target-carry/gpu-static.jsonl, or here when the compilers are installed)
+#      in tune-vs-model.txt; every later step starts from the tuned variant;
 #   2. `curlpow devices --json`;
 #   3. cold and cached build times: `curlpow devices --json --prepare` twice with fresh, empty
 #      driver caches (POCL_CACHE_DIR, CUDA_CACHE_PATH, MESA_SHADER_CACHE_DIR,
@@ -69,6 +73,9 @@ if [ "${1:-}" = prepare ]; then
     cargo build "${build[@]}" --features opencl,wgpu
     dir=${CARGO_TARGET_DIR:-target}/$([ "$profile" = test ] && echo debug || echo release)
     cp "$dir/curlpow" "$CARRY_DIR/"
+    # The static model's figures for the tuner's table (skipped without the GPU compilers).
+    CURLPOW="$CARRY_DIR/curlpow" bash scripts/gpu-static.sh >"$CARRY_DIR/gpu-static.jsonl" ||
+        echo "gpu-static.sh did not run (see above); the tuner's table will have no model column"
     cargo test "${test[@]}" --no-run --features opencl,wgpu --test gpu \
         --message-format=json 2>/dev/null | python3 -c '
 import json, shutil, sys
@@ -197,6 +204,46 @@ fi
 
 SW_FLAG=()
 [ "$SOFTWARE" = 1 ] && SW_FLAG=(--software)
+
+# --- 1b. the tuner, beside the static model ---------------------------------------------------
+# `curlpow tune` first (it records each device's fastest verified variant in the tuner's cache,
+# which every later step starts from), then its table with the static model's bound
+# (scripts/gpu-static.sh, run on the build machine by `prepare` or here when the compilers are
+# installed) for the architecture the device's name implies.
+TUNE_SECONDS=${GPU_CHECK_TUNE_SECONDS:-10}
+log "curlpow tune --json --seconds $TUNE_SECONDS"
+timeout "$(tmo $((TUNE_SECONDS * 4 + 60)))" "$BIN" tune --json --seconds "$TUNE_SECONDS" "${SW_FLAG[@]}" \
+    >"$OUT/tune.jsonl" 2>>"$LOG" || log "curlpow tune failed (exit $?)"
+STATIC=$CARRY_DIR/gpu-static.jsonl
+if [ ! -s "$STATIC" ]; then
+    STATIC=$WORK/gpu-static.jsonl
+    CURLPOW="$BIN" timeout "$(tmo 300)" bash "$ROOT/scripts/gpu-static.sh" >"$STATIC" 2>>"$LOG" || true
+fi
+python3 - "$OUT/tune.jsonl" "$STATIC" <<'EOF' | tee "$OUT/tune-vs-model.txt" | tee -a "$SUMMARY" >&2
+import json, sys
+trials = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+try:
+    model = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+except OSError:
+    model = []
+def arch(name):
+    n = name.upper()
+    for key, a in (("H100", "sm_90"), ("H200", "sm_90"), ("GH200", "sm_90"), ("A100", "sm_80"),
+                   ("A30", "sm_80"), ("L40", "sm_89"), ("L4", "sm_89"), ("RTX 40", "sm_89"),
+                   ("MI300", "gfx942"), ("MI2", "gfx90a"), ("7900", "gfx1100")):
+        if key in n:
+            return a
+    return None
+bound = {(m["variant"], m["arch"]): m for m in model if "bound_nonces_per_s" in m}
+print(f"{'device':<12} {'variant':<12} {'measured M/s':>13} {'model M/s':>10} {'arch':<8} limiter")
+for t in trials:
+    a = arch(t.get("device", ""))
+    m = bound.get((t["variant"], a)) if t.get("device_id", "").startswith("opencl") else None
+    mb = f"{m['bound_nonces_per_s'] / 1e6:10.0f}" if m else f"{'-':>10}"
+    print(f"{t['device_id']:<12} {t['variant']:<12} {t['nonces_per_second'] / 1e6:13.3f} {mb} "
+          f"{a or '-':<8} {m['limiter'] if m else ''}{'  chosen' if t.get('chosen') else ''}"
+          f"{'  (' + t['error'] + ')' if t.get('error') else ''}")
+EOF
 
 # --- 2. devices ------------------------------------------------------------------------------
 log "curlpow devices --json"

@@ -112,6 +112,8 @@ pub mod internal {
     pub use crate::bitslice;
     pub use crate::control::{Counters, StopReason, Worker};
     pub use crate::curl::{fast_transform, fast_transform_repeat, PlanesKernel};
+    #[cfg(any(feature = "opencl", feature = "wgpu"))]
+    pub use crate::gpu::tune_cache;
     pub use crate::lazy_deque;
     #[cfg(feature = "opencl")]
     pub use crate::opencl;

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use super::kernel_config::{KernelConfig, COOP_GROUP};
+use super::kernel_config::KernelConfig;
 use super::occupancy::{self, Facts};
 use super::probe::{self, PlatformInfo, RawDevice};
 use super::{OpenClDevice, KERNEL_ENV, PROBE_LOCK};
 use crate::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOptions, Discovery};
 use crate::gpu::discover::{env_setting, sort_best_first};
-use crate::gpu::Geometry;
+use crate::gpu::{tune_cache, Geometry};
 
 /// Discovery's result with the concrete device type (for [`OpenClDevice::transform`] and the
 /// tests); [`discover`] returns the same devices as trait objects.
@@ -54,6 +54,16 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
         out.warnings.push(w);
         None
     });
+    // The tuner's choices, unless a variant is given (argument or environment) or
+    // CURLPOW_TUNE=0.
+    let tuned_file = if kernel.is_none() && env_kernel.is_none() && tune_cache::enabled() {
+        tune_cache::load().unwrap_or_else(|w| {
+            out.warnings.push(w);
+            tune_cache::TuneFile::default()
+        })
+    } else {
+        tune_cache::TuneFile::default()
+    };
     let platforms = match probe::platform_ids() {
         Ok(p) => p,
         Err(msg) => {
@@ -100,9 +110,17 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
                 ));
                 continue;
             }
+            let tuned = tuned_file
+                .devices
+                .get(&tune_cache::key("opencl", &raw.name, &raw.driver))
+                .and_then(|t| KernelConfig::parse(&t.variant).map(|c| (c, t.nonces_per_second)));
+            let source = tune_cache::source(kernel.or(env_kernel).is_some(), tuned.is_some());
             let mut cfg = kernel
                 .or(env_kernel)
-                .unwrap_or_else(|| KernelConfig::default_for(raw.kind));
+                .or(tuned.map(|t| t.0))
+                .unwrap_or_else(|| {
+                    KernelConfig::default_for(raw.kind, u32::try_from(raw.vendor_id).unwrap_or(0))
+                });
             let local_size = match launch_local_size(&cfg, &raw) {
                 Some(l) => l,
                 None => {
@@ -138,8 +156,12 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
                 forced_per_item: None,
             }
             .with_env(&mut launch_warnings);
-            let info = device_info(id, &pinfo, &raw, &cfg, local_size)
-                .with_detail("initial_wave_items", geometry.wave_items);
+            let mut info = device_info(id, &pinfo, &raw, &cfg, local_size)
+                .with_detail("initial_wave_items", geometry.wave_items)
+                .with_detail("kernel_source", source);
+            if let Some((_, rate)) = tuned {
+                info = info.with_detail("tuned_nonces_per_second", rate);
+            }
             found.push(OpenClDevice::new(
                 info, platform, device, cfg, geometry, facts,
             ));
@@ -218,32 +240,8 @@ pub(super) fn device_info(
 }
 
 /// The work-group size for `cfg` on this device, `None` if a local-memory state does not fit.
-/// The cooperative kernel's group is `coop` work-items per state times the states that fit
-/// (up to `COOP_GROUP / coop`).
 fn launch_local_size(cfg: &KernelConfig, raw: &RawDevice) -> Option<usize> {
-    let max = raw.max_work_group.max(1);
-    if cfg.coop > 0 {
-        let p = cfg.coop as usize;
-        let fit = (raw.local_mem as usize)
-            .saturating_sub(64)
-            .checked_div(cfg.state_bytes())
-            .unwrap_or(0);
-        let states = (COOP_GROUP as usize / p).min(fit).min(max / p);
-        return (states > 0).then_some(states * p);
-    }
-    if cfg.local_state {
-        let fit = (raw.local_mem as usize) / cfg.state_bytes();
-        let n = fit.min(max).min(64);
-        if n == 0 {
-            return None;
-        }
-        // Largest power of two not above n.
-        Some(1 << (usize::BITS - 1 - n.leading_zeros()))
-    } else if raw.kind == DeviceKind::Cpu {
-        Some(1)
-    } else {
-        Some(64.min(max))
-    }
+    cfg.local_size(raw.kind, raw.local_mem, raw.max_work_group)
 }
 
 /// A device as the NVIDIA driver describes an H200 (for tests that need the real shape).
@@ -269,6 +267,6 @@ pub(crate) fn nvidia_h200_for_tests(index: usize) -> DeviceInfo {
         version: "OpenCL 3.0 CUDA 12.4.131".into(),
         vendor: "NVIDIA Corporation".into(),
     };
-    let cfg = KernelConfig::default_for(raw.kind);
+    let cfg = KernelConfig::default_for(raw.kind, 0x10de);
     device_info(format!("opencl:0:{index}"), &pinfo, &raw, &cfg, 64)
 }

@@ -29,6 +29,8 @@ pub struct KernelConfig {
 /// Work-items per group the cooperative kernel aims at (states per group = this / `coop`).
 pub(super) const COOP_GROUP: u32 = 128;
 
+const NVIDIA: u32 = 0x10de;
+
 impl KernelConfig {
     /// 32 lanes in `uint`, private state.
     pub const U32: KernelConfig = KernelConfig {
@@ -50,9 +52,17 @@ impl KernelConfig {
         vec: 8,
         ..KernelConfig::U32
     };
-    /// The cooperative kernel: 32 work-items per 32-lane state, in `__local` memory.
+    /// The cooperative kernel: 32 work-items per 32-lane state, in `__local` memory (4 states
+    /// per group of 128). The default on NVIDIA GPUs.
     pub const U32_COOP: KernelConfig = KernelConfig {
         coop: 32,
+        ..KernelConfig::U32
+    };
+    /// The cooperative kernel with 64 work-items per state, one state per group of 64: less
+    /// `__local` memory per wave of 64. The default on other GPUs (AMD's 64 KB of LDS per
+    /// compute unit then holds 10 groups).
+    pub const U32_COOP64: KernelConfig = KernelConfig {
+        coop: 64,
         ..KernelConfig::U32
     };
 
@@ -79,7 +89,16 @@ impl KernelConfig {
     /// one-state-per-work-item kernel).
     pub fn state_bytes(&self) -> usize {
         let slots = if self.coop > 0 {
+            // The cooperative kernel's layout: two wrapped slots in front, and one word of
+            // padding after every chunk when the chunk is even (`WORDS` in the kernel).
+            let chunk = STATE_LEN.div_ceil(self.coop as usize);
             STATE_LEN
+                + 2
+                + if chunk.is_multiple_of(2) {
+                    (STATE_LEN + 1) / chunk
+                } else {
+                    0
+                }
         } else {
             STATE_LEN + self.side_slots()
         };
@@ -103,12 +122,95 @@ impl KernelConfig {
         shape && prefetch && coop
     }
 
-    /// The default for a kind of device.
-    pub fn default_for(kind: DeviceKind) -> KernelConfig {
+    /// The untuned default for a kind of device of a vendor (PCI vendor id; 0 unknown): on a GPU
+    /// the state stays on chip (the cooperative kernel, see `docs/gpu-kernels.md`).
+    pub fn default_for(kind: DeviceKind, vendor_id: u32) -> KernelConfig {
         match kind {
             DeviceKind::Cpu => KernelConfig::U64X8,
+            DeviceKind::Gpu if vendor_id == NVIDIA => KernelConfig::U32_COOP,
+            DeviceKind::Gpu => KernelConfig::U32_COOP64,
             _ => KernelConfig::U64,
         }
+    }
+
+    /// The device kinds for which this variant is the untuned default ([`default_for`](Self::default_for)):
+    /// `"gpu:nvidia"`, `"gpu"` (every other GPU), `"accelerator"`, `"cpu"`.
+    pub fn default_labels(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if *self == KernelConfig::U32_COOP {
+            v.push("gpu:nvidia");
+        }
+        if *self == KernelConfig::U32_COOP64 {
+            v.push("gpu");
+        }
+        if *self == KernelConfig::U64 {
+            v.push("accelerator");
+        }
+        if *self == KernelConfig::U64X8 {
+            v.push("cpu");
+        }
+        v
+    }
+
+    /// The variants the tuner times on a GPU (and `scripts/gpu-static.sh` compiles), the
+    /// defaults first.
+    pub fn candidates() -> Vec<KernelConfig> {
+        [
+            "u32:coop",
+            "u32:coop64",
+            "u32",
+            "u64",
+            "u64-f5",
+            "u64-p",
+            "u32:local",
+            "u64x8",
+        ]
+        .iter()
+        .filter_map(|n| KernelConfig::parse(n))
+        .collect()
+    }
+
+    /// The work-group size of this variant on a device with `local_mem` bytes of `__local`
+    /// memory and groups of at most `max_group`; `None` when a `__local` state does not fit.
+    /// The cooperative kernel's group is `coop` work-items per state times the states that fit
+    /// (up to 128 work-items; one state when `coop` is 64 or more).
+    pub fn local_size(&self, kind: DeviceKind, local_mem: u64, max_group: usize) -> Option<usize> {
+        let max = max_group.max(1);
+        if self.coop > 0 {
+            let p = self.coop as usize;
+            let fit = usize::try_from(local_mem)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(64 + 16 * COOP_GROUP as usize)
+                .checked_div(self.state_bytes())
+                .unwrap_or(0);
+            let want = if p >= 64 { 1 } else { COOP_GROUP as usize / p };
+            let states = want.min(fit).min(max / p);
+            return (states > 0).then_some(states * p);
+        }
+        if self.local_state {
+            let fit = usize::try_from(local_mem).unwrap_or(usize::MAX) / self.state_bytes();
+            let n = fit.min(max).min(64);
+            if n == 0 {
+                return None;
+            }
+            // Largest power of two not above n.
+            Some(1 << (usize::BITS - 1 - n.leading_zeros()))
+        } else if kind == DeviceKind::Cpu {
+            Some(1)
+        } else {
+            Some(64.min(max))
+        }
+    }
+
+    /// The compiler options on a typical discrete GPU (48 KB of `__local` memory, groups of up
+    /// to 1024), as `curlpow tune --list` shows them.
+    pub fn reference_build_options(&self) -> String {
+        let kind = if self.lanes() > 64 {
+            DeviceKind::Cpu
+        } else {
+            DeviceKind::Gpu
+        };
+        self.build_options(self.local_size(kind, 48 << 10, 1024).unwrap_or(1))
     }
 
     /// Parse `u32`, `u64`, `u64x8`, `u32x16`, …, optionally followed by `-f1` or `-f5` (rounds
@@ -195,14 +297,15 @@ impl KernelConfig {
     ///
     /// One state serves `lanes()` nonces. A pass of the one-state kernel loads and stores every
     /// trit's two words once and copies its side slots (read and write); the cooperative kernel
-    /// reads each work-item's chunk plus a halo of 7 trits and writes the chunk.
+    /// reads each work-item's chunk plus a halo of 7 trits and writes the chunk (a low and a high
+    /// 32-bit word each).
     pub fn bytes_per_nonce(&self) -> (f64, &'static str) {
         let w = self.word_bytes() as f64;
         let lanes = self.lanes() as f64;
         if self.coop > 0 {
-            let per_pass = (2.0 * (STATE_LEN as f64 + 7.0 * f64::from(self.coop))
-                + 2.0 * STATE_LEN as f64)
-                * w;
+            let chunk = STATE_LEN.div_ceil(self.coop as usize) as f64;
+            let per_pass =
+                (2.0 * f64::from(self.coop) * (chunk + 7.0) + 2.0 * STATE_LEN as f64) * w;
             return (27.0 * per_pass / lanes, "local");
         }
         let per_pass = |side: f64| (2.0 * 2.0 * STATE_LEN as f64 + 2.0 * 2.0 * side) * w;
@@ -222,7 +325,8 @@ impl KernelConfig {
         (local_size / self.coop.max(1) as usize).max(1)
     }
 
-    pub(super) fn build_options(&self, local_size: usize) -> String {
+    /// The compiler options (`-D…`) of this variant built for work-groups of `local_size`.
+    pub fn build_options(&self, local_size: usize) -> String {
         let mut o = format!(
             "-DLANE_BITS={} -DVEC={} -DSTATE_LOCAL={} -DLOCAL_SIZE={} -DFUSE={} -DPREFETCH={}",
             self.lane_bits,

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::layout::{self, params_bytes, FLAG_SIZE, PARAMS_SIZE, RESULT_SIZE};
-use super::tuning::{slot_bytes, Tuning};
+use super::tuning::Tuning;
+use super::workgroup;
 use crate::curl::STATE_LEN;
 use crate::device::DeviceInfo;
 use crate::error::Error;
@@ -58,6 +59,10 @@ pub(super) struct Context {
     /// Errors reported by wgpu outside an error scope (validation, out of memory, device lost).
     errors: Arc<Mutex<Vec<String>>>,
     lanes: u32,
+    /// Invocations per state: 1, or the workgroup kernel's cooperating invocations.
+    per_state: u32,
+    /// States per workgroup.
+    states_per_group: u32,
     mwm: u32,
     /// The launch sizes, adapted as the device works; kept between searches.
     pub(super) sizer: Sizer,
@@ -126,23 +131,40 @@ impl Context {
 
         let build_started = Instant::now();
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let source = format!("{}\n{KERNEL}\n{BLOCK_KERNEL}", layout::prelude(lanes64));
+        // The block PoW's entry point (kernels/block_pow.wgsl) uses the storage-buffer kernel's
+        // functions and layout, so only that module carries it; a workgroup-memory context
+        // does no block PoW (`supports_block_pow`).
+        let (source, label) = if tuning.coop > 0 {
+            (
+                format!("{}\n{}", workgroup::prelude(tuning.coop), workgroup::KERNEL),
+                "curl_pow_workgroup.wgsl",
+            )
+        } else {
+            (
+                format!("{}\n{KERNEL}\n{BLOCK_KERNEL}", layout::prelude(lanes64)),
+                "curl_pow.wgsl",
+            )
+        };
         let desc = wgpu::ShaderModuleDescriptor {
-            label: Some("curl_pow.wgsl"),
+            label: Some(label),
             source: wgpu::ShaderSource::Wgsl(source.into()),
         };
         let module = if std::env::var_os("CURLPOW_WGPU_CHECKED").is_some() {
             device.create_shader_module(desc)
         } else {
-            // SAFETY: the kernel (and the block entry point, which writes counter slots
-            // 204..240 and otherwise calls the kernel's functions) indexes `mid_state` below 729
-            // and `scratch` at
+            // SAFETY: the storage-buffer kernel (and the block entry point, which writes counter
+            // slots 204..240 and otherwise calls the kernel's functions) indexes `mid_state`
+            // below 729 and `scratch` at
             // `slot * stride + g` with slot < SLOTS and g < stride, and the host never
             // dispatches with a stride above `tuning.max_invocations`, for which `scratch` is
-            // sized (SLOTS * stride slots); `result` and `params` are fixed-size structs. Every
-            // loop has a constant or uniform bound (81, 91, 42, 81, TRANSFORMS, mwm <= 243), so
-            // none runs unbounded. Without the checks naga inserts no index clamping and no
-            // loop counters, which llvmpipe would otherwise execute on every trit.
+            // sized (SLOTS * stride slots). The workgroup kernel indexes its workgroup arrays
+            // below COOP_S * WORDS (every read at most element P C + 6, padded, of its own
+            // state) and `scratch` (the transform test only) at `z * stride + g` with z < 729
+            // and g < stride states, for which it is sized. `result` and `params` are
+            // fixed-size structs. Every loop has a constant or uniform bound (81, 91, 42, 27,
+            // CHUNK, TRANSFORMS, mwm <= 243), so none runs unbounded. Without the checks naga
+            // inserts no index clamping and no loop counters, which llvmpipe would otherwise
+            // execute on every trit.
             unsafe {
                 device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
             }
@@ -173,11 +195,13 @@ impl Context {
             bind_group_layouts: &[Some(&bind_layout)],
             immediate_size: 0,
         });
-        let constants = [
+        let mut constants = vec![
             ("WORKGROUP_SIZE", f64::from(tuning.workgroup_size)),
             ("TRANSFORMS", f64::from(tuning.transforms_per_invocation)),
-            ("FUSE", f64::from(tuning.fuse)),
         ];
+        if tuning.coop == 0 {
+            constants.push(("FUSE", f64::from(tuning.fuse)));
+        }
         let pipeline = |entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
@@ -211,7 +235,7 @@ impl Context {
         );
         let scratch = buffer(
             "scratch",
-            slot_bytes(word) * u64::from(tuning.max_invocations),
+            tuning.scratch_bytes_per_invocation(word) * u64::from(tuning.max_invocations),
             U::STORAGE | U::COPY_DST | U::COPY_SRC,
         );
         let flag = buffer("flag", FLAG_SIZE, U::STORAGE | U::COPY_DST);
@@ -267,6 +291,12 @@ impl Context {
             slots,
             errors,
             lanes: if lanes64 { 64 } else { 32 },
+            per_state: tuning.coop.max(1),
+            states_per_group: if tuning.coop > 0 {
+                workgroup::states_per_group(tuning.coop)
+            } else {
+                tuning.workgroup_size.max(1)
+            },
             mwm: 0,
             sizer: Sizer::new(geometry),
             module,
@@ -375,9 +405,10 @@ impl Context {
     ) -> Result<Vec<[i8; STATE_LEN]>, Error> {
         let lanes = self.lanes as usize;
         let word = lanes / 8;
-        let wg = self.sizer.geometry().group;
+        let per_group = self.states_per_group;
+        let max_states = (max_invocations / self.per_state as usize).max(1);
         let mut out = Vec::with_capacity(states.len());
-        for chunk in states.chunks(max_invocations * lanes) {
+        for chunk in states.chunks(max_states * lanes) {
             let n = chunk.len().div_ceil(lanes);
             // State k of the chunk is lane k % lanes of invocation k / lanes: with `n` words per
             // trit, that is bit k % lanes of word k / lanes.
@@ -400,7 +431,7 @@ impl Context {
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
                 pass.set_pipeline(&self.transform);
                 pass.set_bind_group(0, &slot.bind_group, &[]);
-                pass.dispatch_workgroups((n as u32).div_ceil(wg as u32), 1, 1);
+                pass.dispatch_workgroups((n as u32).div_ceil(per_group), 1, 1);
             }
             enc.copy_buffer_to_buffer(&self.scratch, 0, &readback, 0, bytes.len() as u64);
             let data = self.submit_and_read(enc, &readback)?;
@@ -481,8 +512,9 @@ impl Launcher for Context {
     }
 
     fn submit(&mut self, slot: usize, l: &Launch) -> Result<(), Error> {
-        let g = self.sizer.geometry().group;
-        let stride = u32::try_from(l.items).map_err(|_| self.err("launch too large"))?;
+        // Counter offsets are per state: `items` work-items hold items / per_state states.
+        let stride = u32::try_from(l.items / self.per_state as usize)
+            .map_err(|_| self.err("launch too large"))?;
         let remaining = u32::try_from(l.limit).map_err(|_| self.err("launch too long"))?;
         let transforms = u32::try_from(l.per_item).map_err(|_| self.err("launch too long"))?;
         let s = &mut self.slots[slot];
@@ -504,7 +536,7 @@ impl Launcher for Context {
                 _ => pass.set_pipeline(&self.search),
             }
             pass.set_bind_group(0, &s.bind_group, &[]);
-            pass.dispatch_workgroups(stride.div_ceil(g as u32), 1, 1);
+            pass.dispatch_workgroups(stride.div_ceil(self.states_per_group).max(1), 1, 1);
         }
         enc.copy_buffer_to_buffer(&s.result, 0, &s.staging, 0, RESULT_SIZE);
         let index = self.queue.submit([enc.finish()]);

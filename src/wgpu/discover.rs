@@ -8,6 +8,7 @@ use super::tuning::{lanes_env, tuning_env, Tuning};
 use super::WgpuDevice;
 use crate::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOptions, Discovery};
 use crate::gpu::discover::sort_best_first;
+use crate::gpu::tune_cache;
 
 /// Find the wgpu adapters and open one device on each, with the default [`Tuning`] for its
 /// kind; `force_32bit` (or `CURLPOW_WGPU_LANES=32`) uses 32-bit lanes everywhere.
@@ -69,6 +70,17 @@ pub fn discover_wgpu(
             .warnings
             .push("wgpu: no Vulkan, Metal or DX12 adapter found".into());
     }
+    let env_set = std::env::var(super::TUNING_ENV).is_ok_and(|v| !v.trim().is_empty());
+    // The tuner's choices, unless a tuning is given (argument or environment) or
+    // CURLPOW_TUNE=0.
+    let tuned_file = if tuning.is_none() && !env_set && tune_cache::enabled() {
+        tune_cache::load().unwrap_or_else(|w| {
+            found.warnings.push(w);
+            tune_cache::TuneFile::default()
+        })
+    } else {
+        tune_cache::TuneFile::default()
+    };
     let mut opened: Vec<Arc<WgpuDevice>> = Vec::new();
     for (index, adapter) in adapters.into_iter().enumerate() {
         let ai = adapter.get_info();
@@ -79,15 +91,32 @@ pub fn discover_wgpu(
             ));
             continue;
         }
-        let t = match tuning {
-            Some(t) => t,
-            None => tuning_env(Tuning::for_adapter(is_software(&ai))).unwrap_or_else(|w| {
+        let tuned = tuned_file
+            .devices
+            .get(&tune_cache::key("wgpu", &ai.name, &ai.driver_info))
+            .and_then(|c| {
+                Tuning::variants()
+                    .into_iter()
+                    .find(|v| v.0 == c.variant)
+                    .map(|v| (v.1, c.nonces_per_second))
+            });
+        let source = tune_cache::source(tuning.is_some() || env_set, tuned.is_some());
+        let t = match (tuning, tuned) {
+            (Some(t), _) => t,
+            (None, Some((t, _))) => t,
+            (None, None) => tuning_env(Tuning::for_adapter(&ai)).unwrap_or_else(|w| {
                 found.warnings.push(w);
-                Tuning::for_adapter(is_software(&ai))
+                Tuning::for_adapter(&ai)
             }),
         };
         match WgpuDevice::open(adapter, index, force32, t, &mut found.warnings) {
-            Ok(d) => opened.push(Arc::new(d)),
+            Ok(mut d) => {
+                d.info = d.info.with_detail("kernel_source", source);
+                if let Some((_, rate)) = tuned {
+                    d.info = d.info.with_detail("tuned_nonces_per_second", rate);
+                }
+                opened.push(Arc::new(d))
+            }
             Err(e) => found
                 .warnings
                 .push(format!("wgpu:{index} ({}): {e}", ai.name)),
@@ -101,6 +130,16 @@ pub fn discover_wgpu(
 /// lavapipe/llvmpipe and other CPU adapters.
 pub(super) fn is_software(ai: &wgpu::AdapterInfo) -> bool {
     ai.device_type == wgpu::DeviceType::Cpu
+}
+
+/// Estimated bytes of memory traffic per nonce of `tuning`'s kernel and where it goes
+/// (`storage`: the scratch buffer in device memory; `workgroup`: on chip).
+pub(super) fn bytes_per_nonce(tuning: &Tuning) -> (f64, &'static str) {
+    if tuning.coop > 0 {
+        (super::workgroup::bytes_per_nonce(tuning.coop), "workgroup")
+    } else {
+        (super::layout::bytes_per_nonce(tuning.fuse), "storage")
+    }
 }
 
 /// The typed description of an adapter opened with `tuning` and `lanes`-bit words.
@@ -140,7 +179,11 @@ pub(super) fn device_info(
     )
     .with_software(software)
     .with_lanes(lanes)
-    .with_kernel(format!("{lanes}-lane"))
+    .with_kernel(if tuning.coop > 0 {
+        format!("{lanes}-lane:workgroup{}", tuning.coop)
+    } else {
+        format!("{lanes}-lane")
+    })
     .with_declared_speed(declared)
     .with_detail("driver", ai.driver.clone())
     .with_detail("driver_info", ai.driver_info.clone())
@@ -159,11 +202,9 @@ pub(super) fn device_info(
         tuning.transforms_per_invocation,
     )
     .with_detail("max_dispatch_invocations", tuning.max_invocations)
-    .with_detail(
-        "bytes_per_nonce",
-        super::layout::bytes_per_nonce(tuning.fuse).round(),
-    )
-    .with_detail("traffic", "storage")
+    .with_detail("workgroup_state_invocations", tuning.coop)
+    .with_detail("bytes_per_nonce", bytes_per_nonce(tuning).0.round())
+    .with_detail("traffic", bytes_per_nonce(tuning).1)
     .with_detail(
         "target_dispatch_ms",
         tuning.target_dispatch.as_secs_f64() * 1e3,

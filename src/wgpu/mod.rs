@@ -34,6 +34,7 @@ mod context;
 mod discover;
 mod layout;
 mod tuning;
+mod workgroup;
 
 #[cfg(all(test, feature = "opencl", feature = "wgpu"))]
 pub(crate) use discover::nvidia_h200_for_tests;
@@ -89,12 +90,23 @@ impl WgpuDevice {
         let started = Instant::now();
         let ai = adapter.get_info();
         let software = discover::is_software(&ai);
-        let lanes64 = !force32 && adapter.features().contains(wgpu::Features::SHADER_INT64);
+        let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
+        let word = if !force32 && int64 && tuning.coop == 0 {
+            8
+        } else {
+            4
+        };
+        let tuning = tuning.clamped(&adapter.limits(), software, word);
+        // The workgroup kernel has 32-bit lanes.
+        let lanes64 = !force32 && int64 && tuning.coop == 0;
         let lanes = if lanes64 { 64 } else { 32 };
-        let tuning = tuning.clamped(&adapter.limits(), software, lanes as u64 / 8);
         let geometry = Geometry {
             group: tuning.workgroup_size as usize,
-            items_per_state: 1,
+            items_per_state: if tuning.coop > 0 {
+                tuning.coop as usize
+            } else {
+                1
+            },
             lanes: lanes as u64,
             wave_items: tuning::wave_invocations(&ai, software, &tuning) as usize,
             max_items: tuning.max_invocations as usize,
@@ -113,7 +125,7 @@ impl WgpuDevice {
             geometry,
         })?;
         let info = info.with_detail("open_ms", started.elapsed().as_secs_f64() * 1e3);
-        let stats = Self::stats_of(&ctx, tuning.fuse, None);
+        let stats = Self::stats_of(&ctx, &tuning, None);
         Ok(WgpuDevice {
             info,
             lanes,
@@ -124,12 +136,13 @@ impl WgpuDevice {
         })
     }
 
-    fn stats_of(ctx: &Context, fuse: u32, last: Option<SearchTiming>) -> LaunchStats {
+    fn stats_of(ctx: &Context, tuning: &Tuning, last: Option<SearchTiming>) -> LaunchStats {
         let mut st = ctx.sizer.stats();
         st.build_ms = Some(ctx.build_ms);
         st.first_launch_ms = Some(ctx.first_launch_ms);
-        st.bytes_per_nonce = Some(layout::bytes_per_nonce(fuse).round());
-        st.traffic = Some("storage".into());
+        let (bytes, traffic) = discover::bytes_per_nonce(tuning);
+        st.bytes_per_nonce = Some(bytes.round());
+        st.traffic = Some(traffic.into());
         st.last_search = last;
         st
     }
@@ -143,7 +156,7 @@ impl WgpuDevice {
         g.forced_items = invocations;
         g.forced_per_item = transforms;
         ctx.sizer = driver::Sizer::new(g);
-        *self.stats.lock() = Self::stats_of(&ctx, self.tuning.fuse, None);
+        *self.stats.lock() = Self::stats_of(&ctx, &self.tuning, None);
     }
 
     /// Transforms per invocation of the next full dispatch (its length).
@@ -179,7 +192,11 @@ impl WgpuDevice {
         self.ctx.lock().transform(
             states,
             self.tuning.max_invocations as usize,
-            layout::final_multiplier(self.tuning.fuse),
+            if self.tuning.coop > 0 {
+                1
+            } else {
+                layout::final_multiplier(self.tuning.fuse)
+            },
         )
     }
 }
@@ -208,12 +225,13 @@ impl Device for WgpuDevice {
         );
         ctx.sizer = sizer;
         let (out, timing) = r?;
-        *self.stats.lock() = Self::stats_of(&ctx, self.tuning.fuse, Some(timing));
+        *self.stats.lock() = Self::stats_of(&ctx, &self.tuning, Some(timing));
         Ok(out)
     }
 
     fn supports_block_pow(&self) -> bool {
-        true
+        // The block entry point is built into the storage-buffer kernel's module only.
+        self.tuning.coop == 0
     }
 
     fn search_block(

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::layout::SLOTS;
+use crate::curl::STATE_LEN;
 
 /// Loop iterations of one transform in the kernel, the larger shape (81 single rounds of 92;
 /// fused: 27 passes of 198), plus copy, counter and test; used to stay under llvmpipe's cap of
@@ -17,8 +18,9 @@ pub const SOFTWARE_LOOP_CAP: u32 = 65_535;
 pub const MAX_SCRATCH_BYTES: u64 = 1 << 30;
 
 /// Environment variable overriding fields of every adapter's [`Tuning`]: comma-separated
-/// `key=value` pairs, keys `workgroup`, `transforms`, `max_invocations`, `fuse`, `target_ms`
-/// (e.g. `CURLPOW_WGPU_TUNING=fuse=3,workgroup=128`).
+/// `key=value` pairs, keys `workgroup`, `transforms`, `max_invocations`, `fuse`, `target_ms`,
+/// `coop` (e.g. `CURLPOW_WGPU_TUNING=fuse=3,workgroup=128`; `coop=32` the workgroup-memory
+/// kernel with 32 invocations per state, `coop=0` the storage-buffer kernel).
 pub const TUNING_ENV: &str = "CURLPOW_WGPU_TUNING";
 
 /// Shape of the kernel and its dispatches. The defaults depend on the adapter (software or
@@ -38,6 +40,10 @@ pub struct Tuning {
     /// Target wall time of one dispatch (the length is set to reach it; a hit is seen about
     /// one dispatch after it happens, and a cancel within one).
     pub target_dispatch: Duration,
+    /// Invocations per state of the workgroup-memory kernel (`kernels/curl_pow_workgroup.wgsl`:
+    /// the state in `var<workgroup>` memory, 32-bit lanes, the workgroup size follows), 16 to
+    /// 128; 0 for the storage-buffer kernel (`kernels/curl_pow.wgsl`).
+    pub coop: u32,
 }
 
 impl Tuning {
@@ -52,6 +58,7 @@ impl Tuning {
             max_invocations: 4096,
             fuse: 3,
             target_dispatch: Duration::from_millis(25),
+            coop: 0,
         }
     }
 
@@ -65,6 +72,17 @@ impl Tuning {
             max_invocations: 1 << 18,
             fuse: 5,
             target_dispatch: Duration::from_millis(2),
+            coop: 0,
+        }
+    }
+
+    /// Defaults for a discrete GPU: the state in workgroup memory (the layout of the OpenCL
+    /// cooperative kernel), 32 invocations per state on NVIDIA (PCI vendor 0x10de), 64 on
+    /// others (less workgroup memory per wave of 64).
+    pub fn gpu_workgroup(vendor: u32) -> Self {
+        Tuning {
+            coop: if vendor == 0x10de { 32 } else { 64 },
+            ..Self::gpu()
         }
     }
 
@@ -73,7 +91,7 @@ impl Tuning {
     pub fn with_overrides(mut self, spec: &str) -> Result<Self, String> {
         for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let bad = || {
-                format!("{TUNING_ENV}: {pair:?} is not key=number (keys workgroup, transforms, max_invocations, fuse, target_ms)")
+                format!("{TUNING_ENV}: {pair:?} is not key=number (keys workgroup, transforms, max_invocations, fuse, target_ms, coop)")
             };
             let (k, v) = pair.split_once('=').ok_or_else(bad)?;
             let n: u32 = v.trim().parse().map_err(|_| bad())?;
@@ -83,17 +101,52 @@ impl Tuning {
                 "max_invocations" => self.max_invocations = n,
                 "fuse" => self.fuse = n,
                 "target_ms" => self.target_dispatch = Duration::from_millis(u64::from(n)),
+                "coop" => self.coop = n,
                 _ => return Err(bad()),
             }
         }
         Ok(self)
     }
 
-    pub(super) fn for_adapter(software: bool) -> Self {
-        if software {
-            Self::software()
+    /// The kernel variants (name, tuning, the adapters it is the default for): the
+    /// storage-buffer kernel with 1, 3 or 5 fused rounds and the workgroup kernel with 32 or
+    /// 64 invocations per state.
+    pub fn variants() -> Vec<(&'static str, Tuning, Vec<&'static str>)> {
+        let f = |fuse| Tuning {
+            fuse,
+            ..Self::gpu()
+        };
+        vec![
+            (
+                "workgroup32",
+                Self::gpu_workgroup(0x10de),
+                vec!["gpu:nvidia"],
+            ),
+            ("workgroup64", Self::gpu_workgroup(0), vec!["gpu"]),
+            ("storage-f5", f(5), vec!["integrated-gpu"]),
+            ("storage-f3", f(3), vec!["cpu"]),
+            ("storage-f1", f(1), vec![]),
+        ]
+    }
+
+    /// Bytes of the scratch buffer per invocation: a whole state of the storage-buffer kernel
+    /// (words of `word` bytes), or a share of one state (the transform test's input and output)
+    /// of the workgroup kernel.
+    pub(super) fn scratch_bytes_per_invocation(&self, word: u64) -> u64 {
+        if self.coop > 0 {
+            (STATE_LEN as u64 * 2 * 4).div_ceil(u64::from(self.coop))
         } else {
-            Self::gpu()
+            slot_bytes(word)
+        }
+    }
+
+    /// The default for an adapter: [`software`](Self::software) on CPU adapters,
+    /// [`gpu_workgroup`](Self::gpu_workgroup) on discrete GPUs, [`gpu`](Self::gpu) on others.
+    pub(super) fn for_adapter(ai: &wgpu::AdapterInfo) -> Self {
+        match ai.device_type {
+            wgpu::DeviceType::Cpu => Self::software(),
+            wgpu::DeviceType::DiscreteGpu => Self::gpu_workgroup(ai.vendor),
+            _ => Self::gpu(),
         }
     }
 
@@ -101,6 +154,22 @@ impl Tuning {
     /// software loop cap, invocations within the largest scratch buffer it may bind (words of
     /// `word` bytes), and counter offsets `j * stride + g` that fit the kernel's u32.
     pub(super) fn clamped(mut self, limits: &wgpu::Limits, software: bool, word: u64) -> Self {
+        if self.coop != 0 {
+            // The workgroup kernel: its group is its states' invocations, and it needs the
+            // workgroup memory of those states (two halves of 4-byte words each).
+            self.coop = self.coop.clamp(16, 128);
+            let states = super::workgroup::states_per_group(self.coop);
+            let group = self.coop * states;
+            let bytes = 2 * 4 * super::workgroup::words(self.coop) * states;
+            if group > limits.max_compute_invocations_per_workgroup
+                || group > limits.max_compute_workgroup_size_x
+                || bytes > limits.max_compute_workgroup_storage_size
+            {
+                self.coop = 0;
+            } else {
+                self.workgroup_size = group;
+            }
+        }
         self.workgroup_size = self
             .workgroup_size
             .clamp(1, limits.max_compute_workgroup_size_x)
@@ -120,7 +189,7 @@ impl Tuning {
             .min(limits.max_buffer_size)
             .min(MAX_SCRATCH_BYTES);
         let wg = self.workgroup_size;
-        let max_groups = (max_binding / slot_bytes(word) / u64::from(wg))
+        let max_groups = (max_binding / self.scratch_bytes_per_invocation(word) / u64::from(wg))
             .min(u64::from(self.max_invocations.max(wg) / wg))
             .min(u64::from(limits.max_compute_workgroups_per_dimension))
             .max(1) as u32;

@@ -6,5 +6,10 @@
 mod common;
 
 mod block_gpu;
+// These two run the `curlpow` binary (built with the `cli` feature).
+#[cfg(all(feature = "cli", feature = "opencl"))]
+mod gpu_static;
 mod opencl;
+#[cfg(feature = "cli")]
+mod tune;
 mod wgpu;

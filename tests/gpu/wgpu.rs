@@ -37,7 +37,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// The first wgpu device for `variant`, shared by every test of this binary so that each
 /// variant is opened (and compiled) once.
 fn device(variant: Variant) -> Option<Arc<WgpuDevice>> {
-    type Key = (bool, Option<(u32, u32, u32, u32)>);
+    type Key = (bool, Option<(u32, u32, u32, u32, u32)>);
     type Cache = Mutex<HashMap<Key, Option<Arc<WgpuDevice>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let key = (
@@ -48,6 +48,7 @@ fn device(variant: Variant) -> Option<Arc<WgpuDevice>> {
                 t.transforms_per_invocation,
                 t.max_invocations,
                 t.fuse,
+                t.coop,
             )
         }),
     );
@@ -81,6 +82,16 @@ fn looped() -> Tuning {
         max_invocations: 1024,
         fuse: 1,
         target_dispatch: Duration::from_millis(8),
+        coop: 0,
+    }
+}
+
+/// The workgroup-memory kernel (the default on discrete GPUs) with `p` invocations per state:
+/// 32 (NVIDIA's default, 4 states per workgroup) and 64 (the others', padded layout).
+fn workgroup(p: u32) -> Tuning {
+    Tuning {
+        coop: p,
+        ..Tuning::software()
     }
 }
 
@@ -93,8 +104,8 @@ fn fused5() -> Tuning {
 }
 
 /// Every correctness test runs on these: the default (64-bit lanes where the adapter has
-/// SHADER_INT64), forced 32-bit lanes, the looped unfused shape (64 and 32-bit) and five fused
-/// rounds (64 and 32-bit).
+/// SHADER_INT64), forced 32-bit lanes, the looped unfused shape (64 and 32-bit), five fused
+/// rounds (64 and 32-bit) and the workgroup-memory kernel (32 and 64 invocations per state).
 fn variants() -> Vec<Variant> {
     vec![
         (false, None),
@@ -103,6 +114,8 @@ fn variants() -> Vec<Variant> {
         (true, Some(looped())),
         (false, Some(fused5())),
         (true, Some(fused5())),
+        (false, Some(workgroup(32))),
+        (false, Some(workgroup(64))),
     ]
 }
 

@@ -52,6 +52,9 @@ enum Cmd {
     Bench(commands::bench::BenchArgs),
     /// List every device of every compiled backend (-v: with each one's details).
     Devices(commands::devices::DevicesArgs),
+    /// The GPU kernel variants (`--list`), their build options and the devices they are the
+    /// default for.
+    Tune(commands::tune::TuneArgs),
     /// IRI's attachToTangle offline: chain a bundle (one transaction a line) to two tips.
     #[command(
         override_usage = "curlpow attach [OPTIONS] --trunk <TRUNK> --branch <BRANCH> [FILE]"
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Cmd::Verify(a) => commands::hash::run_verify(a),
         Cmd::Bench(a) => commands::bench::run(a),
         Cmd::Devices(a) => commands::devices::run(a),
+        Cmd::Tune(a) => commands::tune::run(a),
         Cmd::Attach(a) => commands::attach::run(a),
         Cmd::Serve(a) => commands::serve::run(a),
         Cmd::Worker(a) => commands::worker::run(a),

@@ -9,4 +9,5 @@ pub mod generate_docs;
 pub mod hash;
 pub mod pow;
 pub mod serve;
+pub mod tune;
 pub mod worker;

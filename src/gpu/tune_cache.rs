@@ -1,0 +1,124 @@
+//! The tuner's cache: the kernel variant `curlpow tune` chose for each GPU device, kept in
+//! `$XDG_CACHE_HOME/curlpow/tune.json` (`~/.cache/curlpow/tune.json` without it) per backend,
+//! device name and driver version, for one curlpow version. Discovery starts from it unless
+//! `CURLPOW_TUNE=0`. A cache that cannot be read, does not parse, or was written by another
+//! curlpow version is ignored with one warning.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+/// Environment variable: `0` ignores the cache (every device starts from its default variant).
+pub const TUNE_ENV: &str = "CURLPOW_TUNE";
+
+/// One device's choice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tuned {
+    /// The variant name (`KernelConfig::name`, or a wgpu variant of `Tuning::variants`).
+    pub variant: String,
+    /// Its measured rate when it was chosen.
+    pub nonces_per_second: f64,
+}
+
+/// The file's contents.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct TuneFile {
+    /// The curlpow version that wrote it; another version's choices are stale.
+    pub curlpow: String,
+    /// `backend|device name|driver version` → choice.
+    pub devices: BTreeMap<String, Tuned>,
+}
+
+/// The key of a device.
+pub fn key(backend: &str, name: &str, driver: &str) -> String {
+    format!("{backend}|{name}|{driver}")
+}
+
+/// Where the cache lives, `None` when neither `XDG_CACHE_HOME` nor `HOME` is set.
+pub fn path() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
+    };
+    Some(base.join("curlpow").join("tune.json"))
+}
+
+/// Whether discovery uses the cache (`CURLPOW_TUNE` is not `0`).
+pub fn enabled() -> bool {
+    std::env::var(TUNE_ENV).map_or(true, |v| v.trim() != "0")
+}
+
+/// Whether a warning about the cache was already given in this process.
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// The cache of this curlpow version: empty when there is none; `Err` (a warning) when it
+/// exists but cannot be used, the first time in the process (later: empty, silently).
+pub fn load() -> Result<TuneFile, String> {
+    match read() {
+        Err(w) if WARNED.swap(true, Ordering::Relaxed) => {
+            let _ = w;
+            Ok(TuneFile::default())
+        }
+        r => r,
+    }
+}
+
+fn read() -> Result<TuneFile, String> {
+    let fresh = || TuneFile {
+        curlpow: env!("CARGO_PKG_VERSION").into(),
+        devices: BTreeMap::new(),
+    };
+    let Some(p) = path() else {
+        return Ok(fresh());
+    };
+    let text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(fresh()),
+        Err(e) => {
+            return Err(format!(
+                "tune cache {}: unreadable ({e}); ignored",
+                p.display()
+            ))
+        }
+    };
+    let file: TuneFile = serde_json::from_str(&text)
+        .map_err(|e| format!("tune cache {}: not valid ({e}); ignored", p.display()))?;
+    if file.curlpow != env!("CARGO_PKG_VERSION") {
+        return Err(format!(
+            "tune cache {}: written by curlpow {} (this is {}); ignored",
+            p.display(),
+            file.curlpow,
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    Ok(file)
+}
+
+/// Record `choice` for the device `key` (keeping the others of this version), written to a
+/// temporary file and renamed into place.
+pub fn store(key: &str, choice: Tuned) -> Result<PathBuf, String> {
+    let p = path().ok_or("tune cache: neither XDG_CACHE_HOME nor HOME is set")?;
+    let mut file = read().unwrap_or_default();
+    file.curlpow = env!("CARGO_PKG_VERSION").into();
+    file.devices.insert(key.into(), choice);
+    let dir = p.parent().ok_or("tune cache: no parent directory")?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("tune cache {}: {e}", dir.display()))?;
+    let tmp = p.with_extension(format!("json.{}", std::process::id()));
+    let text = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, text).map_err(|e| format!("tune cache {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &p).map_err(|e| format!("tune cache {}: {e}", p.display()))?;
+    Ok(p)
+}
+
+/// Where a device's variant came from, for `details.kernel_source`.
+pub fn source(env: bool, tuned: bool) -> &'static str {
+    if env {
+        "env"
+    } else if tuned {
+        "tuned"
+    } else {
+        "default"
+    }
+}
