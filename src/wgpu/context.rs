@@ -70,7 +70,7 @@ pub(super) struct Context {
     /// whether the dispatches since the last `begin` run it.
     module: wgpu::ShaderModule,
     pipeline_layout: wgpu::PipelineLayout,
-    constants: [(&'static str, f64); 3],
+    constants: Vec<(&'static str, f64)>,
     block: Option<wgpu::ComputePipeline>,
     block_active: bool,
     /// Milliseconds to build the shader module and both pipelines, and of the first dispatch.
