@@ -891,10 +891,10 @@ fn a_request_whose_reply_is_refused_is_rejected_after_one_retry_and_never_delays
     assert_eq!(w.lines_with("request rejected, not requeued"), 1, "{log:?}");
     let stopped = log
         .iter()
-        .find(|l| l.starts_with("curlpow: stopped"))
+        .find(|l| l.contains(" worker stopped "))
         .unwrap_or_else(|| panic!("no stopped line: {log:?}"));
     assert!(
-        stopped.contains("1 answered, 1 rejected, 1 requeued"),
+        stopped.contains("answered=1 rejected=1 requeued=1"),
         "{stopped}"
     );
     // The log names the request by a bounded preview, never its whole body.
@@ -983,11 +983,11 @@ fn drain_with_drivers_loaded(sig: &str, word: &str) {
     assert_eq!(status.code(), Some(0), "{status:?}; log {log:?}");
     assert!(
         log.iter()
-            .any(|l| l.contains(&format!("curlpow: {word}: draining"))),
+            .any(|l| l.contains(&format!(" {word}: draining"))),
         "{log:?}"
     );
     assert!(
-        log.iter().any(|l| l.starts_with("curlpow: stopped")),
+        log.iter().any(|l| l.contains(" worker stopped ")),
         "{log:?}"
     );
     // Every job held was answered with a valid PoW or went back to the queue: none lost.

@@ -142,10 +142,10 @@ fn stop_with(signal: libc::c_int, name: &str) {
     assert_eq!(status.code(), Some(0), "{status:?}; log {log:?}");
     assert!(
         log.iter()
-            .any(|l| l.contains(&format!("curlpow: {name}: shutting down"))),
+            .any(|l| l.contains(&format!(" {name}: shutting down"))),
         "{log:?}"
     );
-    assert!(log.iter().any(|l| l == "curlpow: stopped"), "{log:?}");
+    assert!(log.iter().any(|l| l.ends_with(" stopped")), "{log:?}");
 }
 
 #[test]
