@@ -1,4 +1,4 @@
-//! Issue 10, item 8: faults injected from outside the library. A binary built with the
+//! Faults injected from outside the library. A binary built with the
 //! `fault-injection` feature adds a test device per `CURLPOW_INJECT_FAULT` entry (see
 //! `curlpow::fault`); these tests drive the engine's fault paths through the binary.
 

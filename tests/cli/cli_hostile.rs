@@ -1,4 +1,4 @@
-//! The generated bad-input campaign (issue 10): inputs and option values made to break the
+//! The generated bad-input campaign: inputs and option values made to break the
 //! binary, each run through the real `curlpow` with the exit code an independent oracle
 //! expects. Never a panic or a crash, never a wrong exit code, peak memory under 100 MB.
 //!

@@ -1,4 +1,4 @@
-//! Issue 10, items 3, 4 and 7 (input reporting) where a user meets them: bounded threads and
+//! Input reporting where a user meets it: bounded threads and
 //! memory, options checked before the input is read, every bad character named (with its code
 //! point when invisible), one column convention, whitespace rules, and the time estimate.
 

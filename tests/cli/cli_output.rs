@@ -1,4 +1,4 @@
-//! Issue 10, items 1, 2 and 5 where a user meets them: results that cannot be written are never
+//! Output where a user meets it: results that cannot be written are never
 //! exit 0 (closed stdout, a full disk), a reader that leaves is a quiet exit 141 and never a
 //! panic, durations a timer cannot hold are usage errors, and a timeout says so once.
 
