@@ -56,6 +56,21 @@ fn parse(bytes: &[u8], target: f64) -> Result<Vec<u8>, String> {
     Ok(msg)
 }
 
+/// Whether the hex message `line` (nonce included) reaches `target`, by the rule the engine's
+/// host check applies (its trailing zeros against the zeros its length needs).
+fn reaches(line: &[u8], target: f64) -> bool {
+    let Ok(msg) = hex_message::parse(line) else {
+        return false;
+    };
+    match (
+        block::trailing_zeros(&msg),
+        block::zeros_needed(target, msg.len()),
+    ) {
+        (Ok(have), Ok(need)) => have >= need,
+        _ => false,
+    }
+}
+
 pub fn run(a: BlockPowArgs) -> Result<ExitCode> {
     let checked = a.engine.check()?;
     let mut out = Stdout::open()?;
@@ -114,8 +129,11 @@ pub fn run(a: BlockPowArgs) -> Result<ExitCode> {
         ));
     }
 
-    // Pass 3: each line with its nonce, in input order.
+    // Pass 3: each line with its nonce, in input order; the exact bytes to be written are
+    // re-scored first, so a line that changed since its search is never written with a nonce
+    // found for other bytes.
     let mut k = 0;
+    let mut written = Vec::new();
     input.for_each_line(MAX_HEX_LINE, |line| {
         let Line::Text { bytes, .. } = line else {
             return Err(changed());
@@ -124,8 +142,13 @@ pub fn run(a: BlockPowArgs) -> Result<ExitCode> {
         if bytes.len() < 2 * block::NONCE_BYTES {
             return Err(changed());
         }
-        out.bytes(&bytes[..bytes.len() - 2 * block::NONCE_BYTES])?;
-        out.bytes(hex_message::nonce_hex(nonce).as_bytes())?;
+        written.clear();
+        written.extend_from_slice(&bytes[..bytes.len() - 2 * block::NONCE_BYTES]);
+        written.extend_from_slice(hex_message::nonce_hex(nonce).as_bytes());
+        if !reaches(&written, a.score) {
+            return Err(changed());
+        }
+        out.bytes(&written)?;
         out.bytes(b"\n")?;
         k += 1;
         Ok(())
