@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use curlpow::cpu::{CpuDevice, PoolConfig};
 use curlpow::device::Device;
 use curlpow::device::SearchControl;
 use curlpow::device::{CounterRange, SearchJob};
+use curlpow::internal::cpu::{CpuDevice, PoolConfig};
 use curlpow::internal::{Counters, Worker};
 use curlpow::{CancelToken, CpuKernel, Engine, PowOptions};
 
@@ -221,7 +221,7 @@ fn main() {
     let threads = num_cpus().min(2);
     println!(
         "# Threading experiments: kernel {kernel}, {threads} threads, {}",
-        curlpow::cpu::cpu_name()
+        curlpow::internal::cpu::cpu_name()
     );
     pool_vs_spawn(kernel, threads);
     cancel_latency(kernel, threads);

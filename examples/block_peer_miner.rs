@@ -57,7 +57,7 @@ fn main() {
     let out = args.get(4);
     let messages: Vec<Vec<u8>> = (0..count)
         .map(|k| {
-            let mut m: Vec<u8> = curlpow::xorshift::bytes(0x5EED_0000 + k)
+            let mut m: Vec<u8> = random_bytes(0x5EED_0000 + k)
                 .take(len as usize - 8)
                 .collect();
             m.extend_from_slice(&[0; 8]);
@@ -96,4 +96,15 @@ fn main() {
         tried as f64 / secs / 1e6,
         tried as f64 / secs / 1e6 / workers as f64,
     );
+}
+
+/// A deterministic byte stream (xorshift64), so every run mines the same messages.
+fn random_bytes(seed: u64) -> impl Iterator<Item = u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    std::iter::from_fn(move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        Some((x >> 32) as u8)
+    })
 }

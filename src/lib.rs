@@ -38,89 +38,92 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod attach;
-#[doc(hidden)]
-pub mod bitslice;
-pub mod block;
-#[cfg(feature = "broker")]
-pub mod broker;
-mod control;
-pub mod cpu;
-mod curl;
-pub mod device;
+// # Layout
+//
+// Six layers, bottom to top; a layer imports only the layers below it (checked by the test
+// `layers` in tests/engine), and the top-level modules of a layer form no cycle:
+//
+// - `base`: errors, backend and device-kind names, small containers. Imports nothing.
+// - `ternary`: trits and trytes, the transaction, the Curl-P-81 sponge.
+// - `search`: the device contract (`Device`, jobs, hits, stop control, nonce layouts).
+// - `backend`: the devices: `cpu`, `gpu` (the GPU launch driver), `opencl`, `wgpu`, `remote`
+//   (RabbitMQ workers), `fault` (tests).
+// - `engine`: `Engine` and its builder, the device registry, `attach`, batch hashing.
+// - `service`: the HTTP server, the broker worker, signal handling.
+//
+// The binary (`src/bin/curlpow`) and the C libraries (`ffi/`) use only the public API below
+// and, for what they need of the internals, `curlpow::internal`. ARCHITECTURE.md has the map
+// and the walk of a PoW from the edge to a device and back.
+mod backend;
+mod base;
 mod engine;
-mod error;
-#[cfg(feature = "fault-injection")]
-pub mod fault;
-#[cfg(any(feature = "opencl", feature = "wgpu"))]
-mod gpu;
-mod hash_batch;
-mod host_threads;
-mod launch_stats;
-mod layout;
-#[doc(hidden)]
-pub mod lazy_deque;
-#[cfg(feature = "opencl")]
-#[doc(hidden)]
-pub mod opencl;
-mod registry;
-#[doc(hidden)]
-pub mod search;
-#[cfg(feature = "server")]
-pub mod server;
-#[cfg(any(feature = "server", feature = "broker"))]
-pub mod signals;
-mod transaction;
-mod trinary;
-#[cfg(feature = "wgpu")]
-#[doc(hidden)]
-pub mod wgpu;
-#[doc(hidden)]
-pub mod xorshift;
+mod search;
+mod service;
+mod ternary;
 
-pub use attach::{Attached, Hash, MAX_TIMESTAMP};
-pub use control::CancelToken;
-pub use cpu::{max_threads, CpuKernel};
-pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
-pub use device::{Backend, DeviceInfo, DeviceKind};
+#[cfg(feature = "fault-injection")]
+#[doc(inline)]
+pub use backend::fault;
+#[doc(inline)]
+pub use engine::attach;
+#[doc(inline)]
+pub use search::block;
+#[doc(inline)]
+pub use search::device;
+#[cfg(feature = "broker")]
+#[doc(inline)]
+pub use service::broker;
+#[cfg(feature = "server")]
+#[doc(inline)]
+pub use service::server;
+#[cfg(any(feature = "server", feature = "broker"))]
+#[doc(inline)]
+pub use service::signals;
+
+pub use backend::cpu::{max_threads, CpuKernel};
+pub use base::error::{Error, TryteError};
+pub use base::kinds::{Backend, DeviceKind};
+pub use engine::attach::{Attached, Hash, MAX_TIMESTAMP};
+pub use engine::hash_batch::{hash_many, hash_many_trits, verify_many};
+pub use engine::registry::{DeviceReport, DeviceStats, Selection};
 pub use engine::{
     bench_transaction, BenchResult, BlockPowResult, Engine, EngineBuilder, LatencyReport,
     PowOptions, PowReport, PowResult, Spread, MAINNET_MWM,
 };
-pub use error::{Error, TryteError};
-pub use hash_batch::{hash_many, hash_many_trits, verify_many};
-pub use launch_stats::{LaunchStats, SearchTiming};
-pub use registry::{DeviceReport, DeviceStats, Selection};
-pub use search::check_mwm;
-pub use transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
-pub use trinary::{
+pub use search::control::CancelToken;
+pub use search::device::DeviceInfo;
+pub use search::job::check_mwm;
+pub use search::launch_stats::{LaunchStats, SearchTiming};
+pub use ternary::curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
+pub use ternary::transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
+pub use ternary::trinary::{
     check_trits, trailing_zeros, trits_to_trytes, trytes_to_trits, Trit, TRYTE_ALPHABET,
 };
 
 /// Low-level trinary helpers.
 pub mod trits {
-    pub use crate::trinary::{
+    pub use crate::ternary::trinary::{
         is_trytes, read_balanced, tryte_char, tryte_value, tryte_value_to_trits, write_balanced,
     };
 }
 
-/// The crate's internals, public only for its own tests and benchmarks: **not a stable API**;
-/// anything here may change in any release. (The modules are also reachable, hidden, at the
-/// crate root; use them through this path.)
+/// The crate's internals, public only for its own binary, tests and benchmarks: **not a stable
+/// API**; anything here may change in any release.
 #[doc(hidden)]
 pub mod internal {
-    pub use crate::bitslice;
-    pub use crate::control::{Counters, StopReason, Worker};
-    pub use crate::curl::{fast_transform, fast_transform_repeat, PlanesKernel};
+    pub use crate::backend::cpu;
     #[cfg(any(feature = "opencl", feature = "wgpu"))]
-    pub use crate::gpu::tune_cache;
-    pub use crate::lazy_deque;
+    pub use crate::backend::gpu::tune_cache;
     #[cfg(feature = "opencl")]
-    pub use crate::opencl;
-    pub use crate::search;
+    pub use crate::backend::opencl;
     #[cfg(feature = "wgpu")]
-    pub use crate::wgpu;
-    pub use crate::xorshift;
+    pub use crate::backend::wgpu;
+    pub use crate::base::lazy_deque;
+    pub use crate::search::bitslice;
+    pub use crate::search::control::{Counters, StopReason, Worker};
+    pub use crate::search::job as search;
+    pub use crate::ternary::curl::{fast_transform, fast_transform_repeat, PlanesKernel};
+    pub use crate::ternary::xorshift;
 }
 
 // The README's Rust examples compile and run as doc tests.

@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::Engine;
-use crate::control::SearchControl;
-use crate::device::Backend;
-use crate::error::Error;
-use crate::launch_stats::LaunchStats;
-use crate::registry::{Lease, Registry, WaitSpec};
-use crate::search::{CounterRange, SearchJob};
-use crate::transaction::Transaction;
+use crate::base::error::Error;
+use crate::engine::registry::{Lease, Registry, WaitSpec};
+use crate::search::control::SearchControl;
+use crate::search::device::Backend;
+use crate::search::job::{CounterRange, SearchJob};
+use crate::search::launch_stats::LaunchStats;
+use crate::ternary::transaction::Transaction;
 
 /// A `curlpow bench` measurement.
 #[derive(Debug, Clone, Serialize)]
@@ -174,7 +174,7 @@ impl Engine {
         mwm: usize,
         pows: usize,
     ) -> Result<LatencyReport, Error> {
-        crate::search::check_mwm(mwm)?;
+        crate::search::job::check_mwm(mwm)?;
         let reg = &self.inner.registry;
         let i = self.slot_index(device_id)?;
         let lease = hold(reg, i)?;
@@ -256,17 +256,18 @@ impl Engine {
 
 /// The fixed pseudo-random transaction `curlpow bench` searches.
 pub fn bench_transaction() -> Transaction {
-    let trits: Vec<i8> = crate::xorshift::trits(0x243F_6A88_85A3_08D3)
-        .take(crate::TRANSACTION_TRITS)
+    let trits: Vec<i8> = crate::ternary::xorshift::trits(0x243F_6A88_85A3_08D3)
+        .take(crate::ternary::transaction::TRANSACTION_TRITS)
         .collect();
     Transaction::from_trits(&trits).expect("trits")
 }
 
 /// The `k`-th pseudo-random transaction of [`Engine::bench_latency`].
 fn latency_transaction(k: u64) -> Transaction {
-    let trits: Vec<i8> = crate::xorshift::trits(0x1319_8A2E_0370_7344 ^ k.wrapping_mul(0x9E37))
-        .take(crate::TRANSACTION_TRITS)
-        .collect();
+    let trits: Vec<i8> =
+        crate::ternary::xorshift::trits(0x1319_8A2E_0370_7344 ^ k.wrapping_mul(0x9E37))
+            .take(crate::ternary::transaction::TRANSACTION_TRITS)
+            .collect();
     Transaction::from_trits(&trits).expect("trits")
 }
 

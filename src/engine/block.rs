@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use super::bench::{hold, BenchResult};
 use super::{Engine, PowOptions, PowReport};
-use crate::block::{BlockJob, NONCE_BYTES};
-use crate::control::SearchControl;
-use crate::device::Backend;
-use crate::error::Error;
+use crate::base::error::Error;
+use crate::search::block::{BlockJob, NONCE_BYTES};
+use crate::search::control::SearchControl;
+use crate::search::device::Backend;
 
 /// A message with a valid nonce, and the report of the search.
 #[derive(Debug, Clone)]
@@ -29,7 +29,7 @@ pub struct BlockPowResult {
 
 impl Engine {
     /// Find a nonce for `message` (its last 8 bytes are the nonce, whose value is ignored) so
-    /// that its score ([`crate::block::score`]) reaches `target`.
+    /// that its score ([`crate::search::block::score`]) reaches `target`.
     pub fn block_pow(&self, message: &[u8], target: f64) -> Result<BlockPowResult, Error> {
         self.block_pow_with(message, target, &PowOptions::default())
     }
@@ -38,7 +38,7 @@ impl Engine {
     /// thread cap or latency mode (`opts`' MWM is not used: the target sets the zeros). Only
     /// devices that run the block PoW are used ([`Device::supports_block_pow`]).
     ///
-    /// [`Device::supports_block_pow`]: crate::device::Device::supports_block_pow
+    /// [`Device::supports_block_pow`]: crate::search::device::Device::supports_block_pow
     pub fn block_pow_with(
         &self,
         message: &[u8],
@@ -76,7 +76,7 @@ impl Engine {
         let job = Arc::new(job);
         let (nonce, report) = self.search(&job, opts, started, deadline)?;
         let message = job.message(nonce);
-        let score = crate::block::score(&message);
+        let score = crate::search::block::score(&message);
         debug_assert!(message.len() >= NONCE_BYTES && score >= job.target());
         Ok(BlockPowResult {
             nonce,
@@ -105,11 +105,11 @@ impl Engine {
                 message: "this device does not run the block PoW".into(),
             });
         }
-        let message: Vec<u8> = crate::xorshift::bytes(0xB10C_0000_0000_0300)
+        let message: Vec<u8> = crate::ternary::xorshift::bytes(0xB10C_0000_0000_0300)
             .take(300)
             .collect();
         // 243 zeros on 300 bytes: a score no hash reaches in practice.
-        let target = crate::block::score_of(243, message.len());
+        let target = crate::search::block::score_of(243, message.len());
         let job = BlockJob::new(&message, target)?;
         let lease = hold(reg, i)?;
         let p = Instant::now();
@@ -117,7 +117,7 @@ impl Engine {
         let prepare_ms = p.elapsed().as_secs_f64() * 1e3;
         let t0 = Instant::now();
         let ctl = SearchControl::new(None, t0.checked_add(duration));
-        let run = self.run_one(i, &job, crate::block::COUNTERS, &ctl);
+        let run = self.run_one(i, &job, crate::search::block::COUNTERS, &ctl);
         let seconds = t0.elapsed().as_secs_f64();
         drop(lease);
         if let Some(e) = run.fault {

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Engine, Inner};
-use crate::cpu::{self, CpuDevice, CpuKernel, PoolConfig};
-use crate::device::{Backend, Device, DiscoverOptions};
-use crate::error::Error;
-use crate::host_threads::HostThreads;
-use crate::registry::{self, Policy, Registry};
+use crate::backend::cpu::{self, CpuDevice, CpuKernel, PoolConfig};
+use crate::base::error::Error;
+use crate::engine::host_threads::HostThreads;
+use crate::engine::registry::{self, Policy, Registry};
+use crate::search::device::{Backend, Device, DiscoverOptions};
 
 /// Builds an [`Engine`].
 #[derive(Clone, Default)]
@@ -148,7 +148,7 @@ impl EngineBuilder {
         #[cfg(feature = "opencl")]
         if wants(Backend::Opencl) {
             let key = (Backend::Opencl, discover.include_software, false);
-            let d = discovered(reuse, key, || crate::opencl::discover(&discover));
+            let d = discovered(reuse, key, || crate::backend::opencl::discover(&discover));
             devices.extend(d.devices);
             warnings.extend(d.warnings);
         }
@@ -156,7 +156,7 @@ impl EngineBuilder {
         if wants(Backend::Wgpu) {
             let key = (Backend::Wgpu, discover.include_software, self.wgpu_32bit);
             let d = discovered(reuse, key, || {
-                crate::wgpu::discover(&discover, self.wgpu_32bit)
+                crate::backend::wgpu::discover(&discover, self.wgpu_32bit)
             });
             devices.extend(d.devices);
             warnings.extend(d.warnings);
@@ -200,14 +200,14 @@ static KEPT: parking_lot::Mutex<KeptDiscoveries> = parking_lot::const_mutex(Vec:
 fn discovered(
     reuse: bool,
     key: DiscoveryKey,
-    discover: impl FnOnce() -> crate::device::Discovery,
-) -> crate::device::Discovery {
+    discover: impl FnOnce() -> crate::search::device::Discovery,
+) -> crate::search::device::Discovery {
     if !reuse {
         return discover();
     }
     let mut kept = KEPT.lock();
     if let Some((_, devices, warnings)) = kept.iter().find(|(k, _, _)| *k == key) {
-        return crate::device::Discovery {
+        return crate::search::device::Discovery {
             devices: devices.clone(),
             warnings: warnings.clone(),
         };

@@ -2,7 +2,7 @@
 //! a search at a given MWM will take before it starts.
 
 use super::Engine;
-use crate::registry::Selection;
+use crate::engine::registry::Selection;
 
 impl Engine {
     /// The nonces per second the devices `sel` allows are expected to try together (as a batch

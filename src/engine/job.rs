@@ -1,12 +1,12 @@
 //! [`Job`]: what the engine's search loop (lease, run, host check, retry) needs of a search, so
 //! that one loop serves the transaction PoW ([`SearchJob`]) and the block PoW ([`BlockJob`]).
 
-use crate::block::BlockJob;
-use crate::control::SearchControl;
-use crate::device::{Device, Found, NonceOutcome};
-use crate::error::Error;
-use crate::search::{CounterRange, SearchJob};
-use crate::transaction::Transaction;
+use crate::base::error::Error;
+use crate::search::block::BlockJob;
+use crate::search::control::SearchControl;
+use crate::search::device::{Device, Found, NonceOutcome};
+use crate::search::job::{CounterRange, SearchJob};
+use crate::ternary::transaction::Transaction;
 
 /// One prepared search.
 pub(crate) trait Job: Send + Sync + 'static {
@@ -71,7 +71,7 @@ impl Job for BlockJob {
     }
 
     fn counters(&self) -> CounterRange {
-        crate::block::COUNTERS
+        crate::search::block::COUNTERS
     }
 
     fn runs_on(device: &dyn Device) -> bool {

@@ -1,5 +1,11 @@
-//! The public entry point: an [`Engine`] owns the devices (the CPU pool, GPUs) for its life and
-//! runs PoW searches on them.
+//! The engine layer: an [`Engine`] owns the devices (the CPU pool, GPUs, remote workers) for
+//! its life and runs PoW searches on them.
+//!
+//! It may import the layers below it (`base`, `ternary`, `search`, `backend`), never `service`.
+//! Children: `registry/` (every device discovered once, a lease per search, the selection and
+//! speed estimates), `attach.rs` (IRI's `attachToTangle` on an engine), `hash_batch.rs` (hashing
+//! many messages at once on the CPU kernels), `host_threads.rs` (the persistent threads that
+//! wait on devices).
 //!
 //! Files: `options.rs` ([`PowOptions`]), `builder.rs` ([`EngineBuilder`]: discovery, once),
 //! `bench.rs` ([`Engine::bench`]), this file (the search: lease a device, run it, verify the
@@ -9,12 +15,16 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod attach;
 mod bench;
 mod block;
 mod builder;
 mod estimate;
+pub(crate) mod hash_batch;
+pub(crate) mod host_threads;
 mod job;
 mod options;
+pub(crate) mod registry;
 mod small;
 
 pub use bench::{bench_transaction, BenchResult, LatencyReport, Spread};
@@ -22,14 +32,14 @@ pub use block::BlockPowResult;
 pub use builder::EngineBuilder;
 pub use options::{PowOptions, MAINNET_MWM};
 
-use crate::control::{SearchControl, StopReason};
-use crate::cpu::CpuDevice;
-use crate::device::DeviceInfo;
-use crate::error::Error;
-use crate::host_threads::HostThreads;
-use crate::registry::{expected_work, DeviceReport, Registry, Selection, WaitSpec};
-use crate::search::{CounterRange, SearchJob};
-use crate::transaction::Transaction;
+use crate::backend::cpu::CpuDevice;
+use crate::base::error::Error;
+use crate::engine::host_threads::HostThreads;
+use crate::engine::registry::{expected_work, DeviceReport, Registry, Selection, WaitSpec};
+use crate::search::control::{SearchControl, StopReason};
+use crate::search::device::DeviceInfo;
+use crate::search::job::{CounterRange, SearchJob};
+use crate::ternary::transaction::Transaction;
 use job::Job;
 
 /// What a PoW call did.
@@ -140,7 +150,7 @@ impl Engine {
     pub fn pow_with(&self, tx: &Transaction, opts: &PowOptions) -> Result<PowResult, Error> {
         let started = Instant::now();
         let deadline = opts.deadline_from(started);
-        crate::search::check_mwm(opts.mwm)?;
+        crate::search::job::check_mwm(opts.mwm)?;
         // A batch whose time ran out, or a cancelled one, costs no mid-state.
         if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
             return Err(Error::Cancelled { nonces: 0 });

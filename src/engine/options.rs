@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::control::CancelToken;
-use crate::registry::Selection;
+use crate::engine::registry::Selection;
+use crate::search::control::CancelToken;
 
 /// The mainnet minimum weight magnitude, [`PowOptions::default`]'s MWM.
 pub const MAINNET_MWM: usize = 14;

@@ -1,5 +1,5 @@
 //! [`Engine::pow_many`]'s path for small searches: each transaction runs start to finish on one
-//! CPU worker ([`CpuDevice::search_each`](crate::cpu::CpuDevice)) instead of being split across
+//! CPU worker ([`CpuDevice::search_each`](crate::backend::cpu::CpuDevice)) instead of being split across
 //! the pool, and the batch's mid-states are computed bit-sliced in one go.
 //!
 //! When: not latency mode, the CPU allowed by the selection, and the expected work per
@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{stop_error, Engine, PowOptions, PowReport, PowResult};
-use crate::control::SearchControl;
-use crate::cpu::batch::expected_work;
-use crate::error::Error;
-use crate::registry::WaitSpec;
-use crate::search::{check_mwm, SearchJob};
-use crate::transaction::Transaction;
+use crate::backend::cpu::batch::expected_work;
+use crate::base::error::Error;
+use crate::engine::registry::WaitSpec;
+use crate::search::control::SearchControl;
+use crate::search::job::{check_mwm, SearchJob};
+use crate::ternary::transaction::Transaction;
 
 /// The most expected nonces per transaction for one-per-worker searches when only the CPU is
 /// allowed: 3^10 (about 5 ms on one core). Above it a split across the pool costs under 2%.
@@ -65,7 +65,7 @@ impl Engine {
         }
         let started = Instant::now();
         let refs: Vec<&Transaction> = txs.iter().collect();
-        let mids = crate::hash_batch::midstates(cpu, &refs);
+        let mids = crate::engine::hash_batch::midstates(cpu, &refs);
         let jobs: Vec<SearchJob> = match txs
             .iter()
             .zip(&mids)
@@ -84,7 +84,7 @@ impl Engine {
             let range = first..(first + chunk).min(jobs.len());
             let lease = reg.acquire(WaitSpec {
                 allowed: vec![ci],
-                work: crate::registry::expected_work(opts.mwm) * range.len() as f64,
+                work: crate::engine::registry::expected_work(opts.mwm) * range.len() as f64,
                 all: false,
                 deadline: opts.deadline,
                 cancel: opts.cancel.as_ref(),

@@ -23,7 +23,7 @@ fn unhex(s: &str) -> Vec<u8> {
 }
 
 fn message(seed: u64, len: usize) -> Vec<u8> {
-    curlpow::xorshift::bytes(seed).take(len).collect()
+    curlpow::internal::xorshift::bytes(seed).take(len).collect()
 }
 
 /// The TIP-12 example: "Hello, World!" with its nonce.

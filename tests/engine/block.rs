@@ -10,7 +10,7 @@ use curlpow::{Backend, CancelToken, CpuKernel, Engine, Error, PowOptions, Select
 
 /// Pseudo-random message bytes.
 fn message(seed: u64, len: usize) -> Vec<u8> {
-    curlpow::xorshift::bytes(seed).take(len).collect()
+    curlpow::internal::xorshift::bytes(seed).take(len).collect()
 }
 
 /// Trailing zeros of nonce `nonce` by the scalar reference: the job's state with the nonce's

@@ -12,7 +12,7 @@ use iota_pow_rc::miner::MinerBuilder;
 use iota_pow_rc::score::PowScorer;
 
 fn bytes(seed: u64, len: usize) -> Vec<u8> {
-    curlpow::xorshift::bytes(seed).take(len).collect()
+    curlpow::internal::xorshift::bytes(seed).take(len).collect()
 }
 
 fn trits_of(t: &TritBuf<T1B1Buf>) -> Vec<i8> {

@@ -12,5 +12,6 @@ mod block;
 mod block_peer;
 mod core;
 mod cpu_kernels;
+mod layers;
 mod per_call;
 mod selection;

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use curlpow::cpu::{CpuDevice, PoolConfig};
 use curlpow::device::SearchControl;
 use curlpow::device::{CounterRange, Hit, SearchJob};
 use curlpow::device::{Device, DeviceInfo, SearchOutcome};
+use curlpow::internal::cpu::{CpuDevice, PoolConfig};
 use curlpow::{
     Backend, CancelToken, CpuKernel, DeviceKind, Engine, EngineBuilder, Error, PowOptions,
     Selection,

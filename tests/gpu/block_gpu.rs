@@ -11,7 +11,7 @@ use curlpow::block;
 use curlpow::{Backend, Engine, Error, PowOptions, Selection};
 
 fn message(seed: u64, len: usize) -> Vec<u8> {
-    curlpow::xorshift::bytes(seed).take(len).collect()
+    curlpow::internal::xorshift::bytes(seed).take(len).collect()
 }
 
 #[cfg(feature = "opencl")]

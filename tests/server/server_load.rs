@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use curlpow::cpu::{CpuDevice, PoolConfig};
 use curlpow::device::{
     CounterRange, Device, DeviceInfo, Hit, SearchControl, SearchJob, SearchOutcome,
 };
+use curlpow::internal::cpu::{CpuDevice, PoolConfig};
 use curlpow::server::{Config, Server};
 use curlpow::{Backend, CpuKernel, DeviceKind, Engine, Error, Hash, Transaction};
 use serde_json::{json, Value};

@@ -62,7 +62,7 @@ impl EngineArgs {
         let threads = match self.threads {
             Some(n) => Some(n),
             None if std::env::var_os("CURLPOW_THREADS").is_some() => {
-                let n = curlpow::cpu::default_threads()?;
+                let n = curlpow::internal::cpu::default_threads()?;
                 Some(values::check_threads("CURLPOW_THREADS=", n).map_err(UsageError)?)
             }
             None => None,

@@ -49,7 +49,7 @@ fn hash_arg(flag: &str, s: &str) -> Result<Hash, UsageError> {
 pub fn run(a: AttachArgs) -> Result<ExitCode> {
     let trunk = hash_arg("--trunk", &a.trunk)?;
     let branch = hash_arg("--branch", &a.branch)?;
-    curlpow::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
+    curlpow::internal::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
     let checked = a.engine.check()?;
     let mut out = Stdout::open()?;
     let mut input = Input::open(&a.input)?;

@@ -50,7 +50,7 @@ pub struct PowArgs {
 }
 
 pub fn run(a: PowArgs) -> Result<ExitCode> {
-    curlpow::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
+    curlpow::internal::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
     let checked = a.engine.check()?;
     let mut out = Stdout::open()?;
     let mut input = Input::open(&a.input)?;

@@ -1,0 +1,291 @@
+//! CPU kernel choice: detected once, overridable by the API or `CURLPOW_CPU_KERNEL`.
+//!
+//! Every kernel has the same signature as [`portable::search`](super::portable::search); the
+//! SIMD ones are safe `#[target_feature]` functions, and the only `unsafe` is here, where a call
+//! follows [`CpuKernel::is_supported`].
+
+use crate::base::error::Error;
+use crate::search::control::Worker;
+use crate::search::job::{CounterRange, Hit, SearchJob};
+use crate::search::layout::KernelJob;
+
+/// A CPU search kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CpuKernel {
+    /// 64 lanes in `u64`; runs everywhere; the reference.
+    Portable,
+    /// 256 lanes in `__m256i` (x86-64 with AVX2), three rounds fused per pass.
+    Avx2,
+    /// 512 lanes in `__m512i` (x86-64 with AVX-512F), `vpternlogq` S-box, four rounds fused
+    /// per pass.
+    Avx512,
+}
+
+impl CpuKernel {
+    /// Every kernel, slowest first.
+    pub const ALL: &'static [CpuKernel] =
+        &[CpuKernel::Portable, CpuKernel::Avx2, CpuKernel::Avx512];
+
+    /// The fastest kernel this CPU supports.
+    pub fn detect() -> CpuKernel {
+        *Self::ALL
+            .iter()
+            .rev()
+            .find(|k| k.is_supported())
+            .unwrap_or(&CpuKernel::Portable)
+    }
+
+    /// Whether this CPU can run the kernel. (`is_x86_feature_detected!` runs CPUID once per
+    /// process and caches the answer in a static; later calls are one load.)
+    pub fn is_supported(self) -> bool {
+        match self {
+            CpuKernel::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx2 => std::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx512 => std::is_x86_feature_detected!("avx512f"),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The kernel's name (`portable`, `avx2`, `avx512`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuKernel::Portable => "portable",
+            CpuKernel::Avx2 => "avx2",
+            CpuKernel::Avx512 => "avx512",
+        }
+    }
+
+    /// Nonces per transform.
+    pub fn lanes(self) -> usize {
+        match self {
+            CpuKernel::Portable => super::portable::LANES,
+            CpuKernel::Avx2 => 256,
+            CpuKernel::Avx512 => 512,
+        }
+    }
+
+    /// Nonces per second one thread reaches, roughly (the registry's estimate before the CPU
+    /// has worked; measured on a 2-core AVX-512 machine: avx512 ≈ 23 M, avx2 ≈ 8 M,
+    /// portable ≈ 0.8 M).
+    pub fn estimated_rate_per_thread(self) -> f64 {
+        match self {
+            CpuKernel::Portable => 8e5,
+            CpuKernel::Avx2 => 8e6,
+            CpuKernel::Avx512 => 2e7,
+        }
+    }
+
+    /// Nanoseconds of one transform (all lanes) on one core, as measured on the development
+    /// machines (`docs/benchmarks.md`); only its ratio to the single-state transform's
+    /// ([`PlanesKernel::transform_ns`](crate::PlanesKernel)) is used, to choose between them.
+    pub(crate) fn transform_ns(self) -> u64 {
+        match self {
+            CpuKernel::Portable => 80_000,
+            CpuKernel::Avx2 => 26_000,
+            CpuKernel::Avx512 => 42_000,
+        }
+    }
+
+    /// Parse a kernel name; an unknown name or one this CPU cannot run is an error.
+    pub fn from_name(name: &str) -> Result<CpuKernel, Error> {
+        let k = Self::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| Error::UnsupportedKernel {
+                kernel: name.to_string(),
+                reason: format!(
+                    "unknown kernel (known: {})",
+                    Self::ALL
+                        .iter()
+                        .map(|k| k.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })?;
+        k.check()?;
+        Ok(k)
+    }
+
+    /// An error if this CPU cannot run the kernel.
+    pub fn check(self) -> Result<(), Error> {
+        if self.is_supported() {
+            Ok(())
+        } else {
+            Err(Error::UnsupportedKernel {
+                kernel: self.name().to_string(),
+                reason: "this CPU lacks the instructions it needs".to_string(),
+            })
+        }
+    }
+
+    /// The kernel named by `CURLPOW_CPU_KERNEL`, if set.
+    pub fn from_env() -> Result<Option<CpuKernel>, Error> {
+        match std::env::var("CURLPOW_CPU_KERNEL") {
+            Ok(v) if !v.trim().is_empty() => Self::from_name(&v).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Run the kernel on one worker's range. A kernel this CPU lacks finds nothing (the device
+    /// checks support when it is built, so this does not happen).
+    pub(crate) fn search(
+        self,
+        job: &KernelJob<'_>,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Option<Hit> {
+        match self {
+            CpuKernel::Portable => super::portable::search(job, range, w),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx2 if self.is_supported() => {
+                // SAFETY: is_supported() just confirmed AVX2 on this CPU.
+                unsafe { super::avx2::search(job, range, w) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx512 if self.is_supported() => {
+                // SAFETY: is_supported() just confirmed AVX-512F on this CPU.
+                unsafe { super::avx512::search(job, range, w) }
+            }
+            _ => None,
+        }
+    }
+
+    /// Bench hook: run the kernel on one worker's range with the caller's [`Worker`] (for
+    /// experiments with custom threads and counters; the engine uses its pool instead).
+    #[doc(hidden)]
+    pub fn search_range(
+        self,
+        job: &SearchJob,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Result<Option<Hit>, Error> {
+        self.check()?;
+        Ok(self.search(&job.kernel_job(), range, w))
+    }
+
+    /// Test hook: [`search_range`](Self::search_range) for a block PoW search (the nonce
+    /// layout of [`crate::search::block::BlockJob`]); a hit is not checked here.
+    #[doc(hidden)]
+    pub fn search_block_range(
+        self,
+        job: &crate::search::block::BlockJob,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Result<Option<Hit>, Error> {
+        self.check()?;
+        Ok(self.search(&crate::search::layout::block_kernel_job(job), range, w))
+    }
+
+    /// Test hook: run this kernel's 81-round transform on each state in place (lane `k` of a
+    /// batch = `states[k]`), so it can be compared with [`crate::transform`].
+    #[doc(hidden)]
+    pub fn transform_states(
+        self,
+        states: &mut [[i8; crate::ternary::curl::STATE_LEN]],
+    ) -> Result<(), Error> {
+        self.check()?;
+        match self {
+            CpuKernel::Portable => super::portable::transform_states(states),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX2 on this CPU.
+            CpuKernel::Avx2 => unsafe { super::avx2::transform_states(states) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX-512F on this CPU.
+            CpuKernel::Avx512 => unsafe { super::avx512::transform_states(states) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => Ok(()),
+        }
+        .map_err(bad_trit)
+    }
+
+    /// Test hook: the nonce trits (block trits 162..243) this kernel puts into each lane of its
+    /// pre-transform states for the first `transforms` counters of `range`, lane by lane.
+    #[doc(hidden)]
+    pub fn placed_nonces(
+        self,
+        job: &SearchJob,
+        range: CounterRange,
+        transforms: usize,
+    ) -> Result<Vec<[i8; 81]>, Error> {
+        self.check()?;
+        let job = &job.kernel_job();
+        match self {
+            CpuKernel::Portable => super::portable::placed_nonces(job, range, transforms),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX2 on this CPU.
+            CpuKernel::Avx2 => unsafe { super::avx2::placed_nonces(job, range, transforms) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX-512F on this CPU.
+            CpuKernel::Avx512 => unsafe { super::avx512::placed_nonces(job, range, transforms) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => Ok(Vec::new()),
+        }
+        .map_err(bad_trit)
+    }
+
+    /// Bench hook: `n` bare transforms of `job`'s template (no counter, zero test or stop
+    /// check), to measure what the search loop adds.
+    #[doc(hidden)]
+    pub fn bare_transforms(self, job: &SearchJob, n: usize) -> Result<u64, Error> {
+        self.check()?;
+        let job = &job.kernel_job();
+        Ok(match self {
+            CpuKernel::Portable => super::portable::bare_transforms(job, n),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX2 on this CPU.
+            CpuKernel::Avx2 => unsafe { super::avx2::bare_transforms(job, n) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: check() above confirmed AVX-512F on this CPU.
+            CpuKernel::Avx512 => unsafe { super::avx512::bare_transforms(job, n) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => 0,
+        })
+    }
+
+    /// Batch hashing: absorb every message (equal lengths, at least one whole 243-trit block,
+    /// valid trits) bit-sliced across messages with this kernel's transform, `lanes()` messages
+    /// per pass, and write the first `out_len` trits (1..=729) of each final state to `out`,
+    /// message after message. A kernel this CPU lacks falls back to the portable one.
+    pub(crate) fn absorb_many(self, msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
+        assert!(out_len > 0 && out.len() == msgs.len() * out_len);
+        let k = if self.is_supported() {
+            self
+        } else {
+            CpuKernel::Portable
+        };
+        for (chunk, o) in msgs
+            .chunks(k.lanes())
+            .zip(out.chunks_mut(k.lanes() * out_len))
+        {
+            match k {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: is_supported() confirmed AVX2 on this CPU.
+                CpuKernel::Avx2 => unsafe { super::avx2::absorb_lanes(chunk, out_len, o) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: is_supported() confirmed AVX-512F on this CPU.
+                CpuKernel::Avx512 => unsafe { super::avx512::absorb_lanes(chunk, out_len, o) },
+                _ => super::portable::absorb_lanes(chunk, out_len, o),
+            }
+        }
+    }
+}
+
+/// A kernel that computed a `(0, 0)` pair: a bug, reported as an error of the CPU device.
+fn bad_trit(b: crate::search::bitslice::BadTrit) -> Error {
+    Error::Backend {
+        backend: crate::search::device::Backend::Cpu,
+        device: "cpu".into(),
+        message: format!("the kernel computed an invalid trit encoding: {b}"),
+    }
+}
+
+impl std::fmt::Display for CpuKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
