@@ -17,7 +17,7 @@ fn gather_bytes(x: u64) -> u64 {
 }
 
 /// The bit-sliced halves of up to 64 trits: bit `j` = trit `j` (encoding in
-/// [`crate::search::trit_bits`]). Eight trits per step: a trit byte is `0x01` for 1 and `0xFF`
+/// [`crate::bitslice::encode`]). Eight trits per step: a trit byte is `0x01` for 1 and `0xFF`
 /// for -1, so `high = !bit 7` and `low = !(bit 0 & !bit 7)`. Valid trits only (callers check).
 #[inline]
 pub(crate) fn pack(trits: &[Trit]) -> (u64, u64) {
