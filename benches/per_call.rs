@@ -1,4 +1,4 @@
-//! Per-call costs, each beside a peer in the same run (`docs/benchmarks.md`, "Per call").
+//! Per-call costs, each beside a peer in the same run (`docs/benchmarks.md`, "Per-call latency").
 //!
 //! `cargo bench --no-default-features --bench per_call` (add `-- transform`, `-- single`,
 //! `-- hash_many` or `-- pow_with` to run one group).

@@ -1,63 +1,79 @@
 #!/usr/bin/env bash
-# GPU check and measurement plan for curlpow on a host with real GPUs (written for NVIDIA, e.g. an
-# H200). The GPU host needs neither a Rust toolchain nor internet access: build on another x86-64
-# Linux machine (`bash scripts/gpu-check.sh prepare`), copy the repository with the prepared
-# `target-carry/` folder to the GPU host, run this script from the repository root there, and
-# bring back the folder it writes.
+# curlpow on your GPUs: does every GPU device give valid PoW, how fast is it, which kernel
+# variant and launch shape suit it, and how long does one PoW take. Written for NVIDIA (an H100
+# or H200, say) and usable on any OpenCL or Vulkan GPU. It only reads the system: drivers and
+# loaders are found where they are, nothing is installed into /.
 #
-# What it does, in well under 8 minutes on a GPU host (GPU_CHECK_BUDGET, default 450 s):
-#   1. makes the carried OpenCL ICD loader and Vulkan loader (and libglvnd, which NVIDIA's
-#      Vulkan driver library links) usable: unpacked into a temporary folder, never into /;
-#      finds NVIDIA's OpenCL library and Vulkan ICD json in the driver's folders (searched, not
-#      assumed), writes an OpenCL vendor .icd file and sets OCL_ICD_VENDORS / VK_ICD_FILENAMES;
-#   1b. `curlpow tune` (GPU_CHECK_TUNE_SECONDS per device, default 10), its table beside the
-#      static model's bound for the device's architecture (scripts/gpu-static.sh: run by
-#      `prepare` into target-carry/gpu-static.jsonl, or here when the compilers are installed)
-#      in tune-vs-model.txt; every later step starts from the tuned variant;
-#   2. `curlpow devices --json`;
-#   3. cold and cached build times: `curlpow devices --json --prepare` twice with fresh, empty
-#      driver caches (POCL_CACHE_DIR, CUDA_CACHE_PATH, MESA_SHADER_CACHE_DIR,
-#      __GL_SHADER_DISK_CACHE_PATH); the build logs (registers and spills on NVIDIA, which
-#      builds with -cl-nv-verbose) into build-logs.txt;
-#   4. per GPU device: a PoW at MWM 14 piped into `curlpow verify`, and `curlpow bench --json`
-#      with the launch size and length it adapted to;
-#   5. the launch size x length sweep per device (CURLPOW_GPU_LAUNCH_ITEMS x
-#      CURLPOW_GPU_LAUNCH_ITERS, sizes in multiples of the device's wave estimate);
-#   6. the kernel variant sweep at saturation with the estimated bytes per nonce and the memory
-#      bandwidth that implies (OpenCL: CURLPOW_OPENCL_KERNEL; wgpu: CURLPOW_WGPU_TUNING fuse and
-#      CURLPOW_WGPU_LANES);
-#   7. >= 50 warm MWM 14 PoWs per device with their latency split into mid-state, launches,
-#      read-back, drain and host check (`curlpow bench --latency-pows 50 --mwm 14`);
-#   8. the GPU test binaries built on the build machine (target-carry/tests/), run here with
-#      CURLPOW_REQUIRE_BACKENDS=opencl,wgpu;
-#   and writes every output under $OUT (or ./gpu-check-out): summary.txt (printed last),
-#   gpu-check.log, system.txt, devices.json, build_cold.json, build_cached.json, build-logs.txt,
-#   pow.txt, bench.jsonl, sweep.jsonl, variants.jsonl, latency.jsonl, tests.txt.
+# Usage
+#   On a build machine (x86-64 Linux with Rust and apt), from the repository root:
+#       bash scripts/gpu-check.sh prepare
+#   builds `curlpow` and the GPU test binaries (`--features opencl,wgpu`, release profile;
+#   GPU_CHECK_PROFILE=test builds the faster-to-build test profile, the kernels run on the device
+#   either way), stripped, into target-carry/, with the OpenCL ICD loader, Vulkan loader and
+#   libglvnd packages (`apt-get download ocl-icd-libopencl1 libvulkan1 libglvnd0`) and the static
+#   model of the kernels (scripts/gpu-static.sh, when its compilers are installed). The GPU host
+#   then needs no Rust toolchain and no network. On a build machine that is not amd64, download
+#   with `-oAPT::Architecture=amd64 -oAPT::Architectures=amd64` and build for
+#   x86_64-unknown-linux-gnu.
 #
-# Prepare, on the build machine, from the repository root (x86-64 Linux, Rust, apt):
+#   On the GPU host, from the repository root (with target-carry/ copied along):
+#       OUT=/some/folder bash scripts/gpu-check.sh
+#   It takes a few minutes and stops itself at GPU_CHECK_BUDGET seconds (default 450), so a hung
+#   driver cannot keep it running; a step that would start too late is reported as skipped.
 #
-#   bash scripts/gpu-check.sh prepare
+#   Without a GPU, GPU_CHECK_SOFTWARE=1 runs the same steps, shorter, on PoCL and lavapipe: a
+#   check of the script, not of any GPU.
 #
-# which runs `cargo build --release --features opencl,wgpu`, copies the binary into
-# target-carry/, builds the GPU test binaries (`cargo test --no-run --release --features
-# opencl,wgpu --test gpu`) and copies them into target-carry/tests/, adds
-# /target-carry/ to the repository's git exclude file, and downloads the loader packages
-# (`apt-get download ocl-icd-libopencl1 libvulkan1 libglvnd0`). GPU_CHECK_PROFILE=test builds
-# the test profile instead of release (faster to build; the kernels run on the device either
-# way). On a build machine that is not amd64, download with
-# `-oAPT::Architecture=amd64 -oAPT::Architectures=amd64` after an `apt-get update` with the same
-# options, and build for x86_64-unknown-linux-gnu.
+# What it runs, in order
+#   1. the loaders: the carried OpenCL and Vulkan loaders unpacked into a temporary folder;
+#      NVIDIA's OpenCL library and Vulkan ICD file are searched for in the driver's folders, and
+#      OCL_ICD_VENDORS / VK_ICD_FILENAMES point at them (system.txt has what was found);
+#      then `curlpow tune` (GPU_CHECK_TUNE_SECONDS per device, default 10): every kernel variant
+#      timed and verified, the fastest recorded in the tuner's cache, which every later step
+#      starts from;
+#   2. `curlpow devices --json`: every device found, with its kernel and launch estimate;
+#   3. `curlpow devices --json --prepare` twice, with fresh driver caches (POCL_CACHE_DIR,
+#      CUDA_CACHE_PATH, MESA_SHADER_CACHE_DIR, __GL_SHADER_DISK_CACHE_PATH) and then warm: cold
+#      and cached kernel build times; NVIDIA builds with -cl-nv-verbose, so build-logs.txt has
+#      registers and spills;
+#   4. per GPU device: a PoW at MWM 14 (GPU_CHECK_MWM) piped into `curlpow verify`, and
+#      `curlpow bench --json` with the launch size and length the sizer settled on;
+#   5. a sweep of launch sizes (multiples of the device's wave estimate,
+#      CURLPOW_GPU_LAUNCH_ITEMS) by lengths (transforms per state, CURLPOW_GPU_LAUNCH_ITERS);
+#   6. a sweep of kernel variants at saturation (OpenCL: CURLPOW_OPENCL_KERNEL; wgpu:
+#      CURLPOW_WGPU_TUNING fuse and CURLPOW_WGPU_LANES);
+#   7. 50 warm PoWs at MWM 14 per device (`curlpow bench --latency-pows 50 --mwm 14`);
+#   8. the carried GPU test binaries with CURLPOW_REQUIRE_BACKENDS=opencl,wgpu.
 #
-# Run, on the GPU host, from the repository root: `OUT=/some/folder bash scripts/gpu-check.sh`.
-#
-# Without a GPU, `GPU_CHECK_SOFTWARE=1 bash scripts/gpu-check.sh` runs the same steps on the
-# software drivers (PoCL, lavapipe) with the system loaders, smaller, to check the script itself.
+# What it prints, and how to read it
+#   The summary (printed last, kept as summary.txt) has one block per step:
+#   - tune vs model: each variant's measured M nonces/s beside the static model's bound for the
+#     card's architecture (docs/gpu-kernels.md); a measured rate far below the bound means the
+#     model misses a limit, one above it means a cache held what the model counts as DRAM;
+#   - builds: cold and cached build times, the first launch, registers, spills, private and local
+#     memory per work-item, and the wave estimate. Spills or a large private size mean the state
+#     lives in device memory;
+#   - PoW and default bench: "ok" with the PoW's time and "ok" from verify on every device, then
+#     the rate and the launch the sizer chose. Anything but ok/ok is a failure to report;
+#   - launch sweep: M nonces/s per size x length. The rate should flatten once the grid fills a
+#     wave; the adapted launch of step 4 should sit on that plateau;
+#   - variants: M nonces/s, the estimated bytes of memory traffic per nonce, and the bandwidth the
+#     two imply. An implied bandwidth near the card's memory bandwidth means that variant is
+#     memory-bound; the fastest variant is the one to keep (the tuner's choice);
+#   - latency: median / p90 (mean) in ms of a whole PoW, split into the host's mid-state, the
+#     device search, the device's launch time up to the hit, read-back and host turnarounds, the
+#     drain of the launch queued behind the hit, and the host check;
+#   - tests: each GPU test binary's exit status and result line.
+#   Files under $OUT (default ./gpu-check-out): summary.txt, gpu-check.log (every step, timed),
+#   system.txt, tune.jsonl, tune-vs-model.txt, devices.json, build_cold.json, build_cached.json,
+#   build-logs.txt, pow.txt, bench.jsonl, sweep.jsonl, variants.jsonl, latency.jsonl, tests.txt.
 #
 # Environment: CURLPOW_BIN (default target-carry/curlpow), CARRY_DIR (default target-carry),
-# GPU_CHECK_SOFTWARE=1 (also test CPU/software devices), GPU_CHECK_MWM (default 14),
+# GPU_CHECK_SOFTWARE=1 (the software drivers too), GPU_CHECK_MWM (default 14),
 # GPU_CHECK_BENCH_SECONDS (default 5; 2 with GPU_CHECK_SOFTWARE), GPU_CHECK_SWEEP_SECONDS
 # (default 2; 1), GPU_CHECK_LATENCY_POWS (default 50; 10), GPU_CHECK_LATENCY_MWM (default 14;
-# 8), GPU_CHECK_BUDGET (seconds, default 450), GPU_CHECK_TESTS=0 (skip step 8).
+# 8), GPU_CHECK_TUNE_SECONDS (default 10), GPU_CHECK_BUDGET (seconds, default 450),
+# GPU_CHECK_TESTS=0 (skip step 8).
 set -u -o pipefail
 
 ROOT=$(pwd)
@@ -126,7 +142,7 @@ done
 
 log() { echo "[$(($(date +%s) - START))s] $*" | tee -a "$LOG" >&2; }
 row() { echo "$*" >>"$SUMMARY"; }
-# Seconds left of the budget; every step checks it and gets its own timeout.
+# Seconds left before GPU_CHECK_BUDGET; every step checks it and gets its own timeout.
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 tmo() { local t=$1 l; l=$(left); [ "$t" -lt "$l" ] && echo "$t" || echo $((l > 1 ? l : 1)); }
 safe() { echo "$1" | tr -c 'A-Za-z0-9._\n-' '_'; }
@@ -329,7 +345,7 @@ row ""
 row "== PoW at MWM $MWM and default bench (${SECS} s)"
 row "$(printf '%-8s %-12s %-10s %-10s %-7s %9s  %s' backend device kernel pow verify 'M nonces/s' 'adapted launch')"
 while read -r backend id kind name wave; do
-    [ "$(left)" -gt 30 ] || { log "budget spent; skipping $id"; continue; }
+    [ "$(left)" -gt 30 ] || { log "time limit (GPU_CHECK_BUDGET) reached: skipping $id"; continue; }
     tag=$(safe "$id")
     log "$id ($name, $kind): pow --mwm $MWM"
     t0=$(date +%s%N)
@@ -396,7 +412,7 @@ while read -r backend id kind name wave; do
         [ "$SOFTWARE" = 1 ] && variants=(fuse=3 fuse=5 fuse=3/32)
     fi
     for v in "${variants[@]}"; do
-        [ "$(left)" -gt 20 ] || { log "budget spent; no more variants"; break; }
+        [ "$(left)" -gt 20 ] || { log "time limit (GPU_CHECK_BUDGET) reached: no more variants"; break; }
         envs=()
         if [ "$backend" = opencl ]; then
             envs=(CURLPOW_OPENCL_KERNEL="$v")
@@ -421,7 +437,7 @@ row ""
 row "== $POWS warm PoWs at MWM $LMWM per device: ms, median / p90 (mean)"
 row "$(printf '%-12s %-18s %-18s %-18s %-18s %-18s %-18s %-18s' device total mid-state search 'launches(dev)' 'read-back+host' drain verify)"
 while read -r backend id kind name wave; do
-    [ "$(left)" -gt 20 ] || { log "budget spent; no latency for $id"; continue; }
+    [ "$(left)" -gt 20 ] || { log "time limit (GPU_CHECK_BUDGET) reached: no latency for $id"; continue; }
     log "$id: $POWS PoWs at MWM $LMWM"
     timeout "$(tmo 180)" "$BIN" bench --backend "$backend" --device "$id" "${SW_FLAG[@]}" \
         --latency-pows "$POWS" --mwm "$LMWM" >"$WORK/latency.json" 2>>"$LOG"
@@ -440,10 +456,10 @@ tests=("$CARRY_DIR"/tests/*)
 if [ "${GPU_CHECK_TESTS:-1}" = 0 ]; then
     row "skipped (GPU_CHECK_TESTS=0)"
 elif [ ${#tests[@]} -eq 0 ]; then
-    row "none carried (run 'bash scripts/gpu-check.sh prepare')"
+    row "no test binaries in $CARRY_DIR/tests (build them with 'bash scripts/gpu-check.sh prepare')"
 else
     for t in "${tests[@]}"; do
-        [ "$(left)" -gt 20 ] || { row "$(basename "$t"): budget spent"; continue; }
+        [ "$(left)" -gt 20 ] || { row "$(basename "$t"): skipped, time limit (GPU_CHECK_BUDGET) reached"; continue; }
         [ -x "$t" ] || { cp "$t" "$WORK/$(basename "$t")" && chmod +x "$WORK/$(basename "$t")" && t=$WORK/$(basename "$t"); }
         log "test binary $(basename "$t")"
         CURLPOW_REQUIRE_BACKENDS=opencl,wgpu CURLPOW_TEST_ROOT=$ROOT \

@@ -70,8 +70,8 @@ fn destroy_cancels_and_init_works_again() {
 }
 
 /// `curlpow_init` past the stated thread bound, and `CURLPOW_THREADS` past it: refused at once
-/// with a message naming the bound (`curlpow_init(UINT_MAX)` used to create threads until
-/// killed).
+/// with a message naming the bound (`curlpow_init(UINT_MAX)` included, which an unbounded
+/// pool would try to create).
 #[test]
 fn thread_counts_past_the_bound_are_refused_at_once() {
     if run("thread_cap").is_none() {

@@ -23,11 +23,12 @@ use crate::search::job::{check_mwm, SearchJob};
 use crate::ternary::transaction::Transaction;
 
 /// The most expected nonces per transaction for one-per-worker searches when only the CPU is
-/// allowed: 3^10 (about 5 ms on one core). Above it a split across the pool costs under 2%.
+/// allowed: 3^10. Above it a split across the pool costs under 2% (the per-call timings are in
+/// `docs/benchmarks.md`, "Per-call latency").
 pub(crate) const SMALL_WORK: f64 = 59_049.0;
 
 /// The same when other devices are allowed too: 3^6 (under two transforms of the 512-lane
-/// kernel, about 0.1 ms on one core).
+/// kernel).
 pub(crate) const TINY_WORK: f64 = 729.0;
 
 /// Jobs per CPU lease, per worker: the lease is given back between chunks, so other callers

@@ -46,7 +46,7 @@ pub struct LaunchStats {
     /// Milliseconds of the first (empty) launch, where drivers that compile lazily do it.
     pub first_launch_ms: Option<f64>,
     /// Estimated bytes of memory traffic per nonce tried, and where it goes (see
-    /// `docs/benchmarks.md`, "GPU: what is estimated").
+    /// `docs/benchmarks.md`, "GPU: what is modelled").
     pub bytes_per_nonce: Option<f64>,
     /// Where those bytes go: `private` (per-item state, in registers/L1 or spilled to device
     /// memory), `local` (on-chip shared memory) or `storage` (a storage buffer).

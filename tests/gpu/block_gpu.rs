@@ -1,5 +1,5 @@
 //! The block PoW on the GPU backends' real drivers (PoCL for OpenCL and lavapipe for wgpu on
-//! CI and development machines, any GPU where there is one): nonces found on the device,
+//! CI and hosts without a GPU, any GPU where there is one): nonces found on the device,
 //! checked against the scalar reference, and the engine's choice of devices.
 //!
 //! Without a device of a backend its tests are skipped with a visible message, or fail when

@@ -1,4 +1,4 @@
-//! The OpenCL backend on a real driver (PoCL on CI and development machines, any GPU where
+//! The OpenCL backend on a real driver (PoCL on CI and on hosts without a GPU, any GPU where
 //! there is one): the device transform against the scalar reference and the public vectors,
 //! searches checked on the host, stopping, and discovery.
 //!

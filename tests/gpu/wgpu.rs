@@ -1,4 +1,4 @@
-//! The wgpu backend on a real driver (Mesa lavapipe on CI and development machines, any GPU where
+//! The wgpu backend on a real driver (Mesa lavapipe on CI and on hosts without a GPU, any GPU where
 //! there is one): the kernel's transform against the scalar reference and the public vectors,
 //! searches with both lane widths checked on the host, stopping, range discipline, discovery.
 //!

@@ -31,10 +31,9 @@ pub(crate) struct JobRun {
 
 /// Below this many expected transforms of the kernel (3^MWM nonces ÷ lanes) a single search
 /// runs whole on the calling thread: waking the pool and running every worker's first transform
-/// costs more than splitting saves. Measured on the 2-vCPU development host, interleaved calls
-/// (`docs/benchmarks.md`, "Per call"): one worker was faster up to MWM 7 (4.3 expected
-/// transforms of 512 lanes); at MWM 8 (12.8) the split was slightly ahead. So MWM <= 7 runs
-/// whole with AVX-512.
+/// costs more than splitting saves. With 512 lanes this keeps MWM <= 7 (4.3 expected
+/// transforms) on one worker; the split and unsplit timings it is set from are in
+/// `docs/benchmarks.md` ("Per-call latency").
 pub(crate) const SPLIT_MIN_TRANSFORMS: f64 = 8.0;
 
 /// Expected nonces of a search at `mwm`: 3^mwm (saturating).

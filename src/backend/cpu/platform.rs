@@ -1,8 +1,10 @@
 //! CPU kernel choice: detected once, overridable by the API or `CURLPOW_CPU_KERNEL`.
 //!
-//! Every kernel has the same signature as [`portable::search`](super::portable::search); the
-//! SIMD ones are safe `#[target_feature]` functions, and the only `unsafe` is here, where a call
-//! follows [`CpuKernel::is_supported`].
+//! Every kernel has the same signature as [`portable::search`](super::portable::search). The
+//! SIMD entry points are `#[target_feature]` functions: this file calls them in `unsafe` blocks
+//! only after [`CpuKernel::is_supported`] holds. The kernels' unchecked state accesses are
+//! `unsafe` blocks of their own, in the shared pass body (`wavefront.rs`), each with its
+//! `SAFETY` comment.
 
 use crate::base::error::Error;
 use crate::search::control::Worker;
@@ -17,7 +19,7 @@ pub enum CpuKernel {
     Portable,
     /// 256 lanes in `__m256i` (x86-64 with AVX2), three rounds fused per pass.
     Avx2,
-    /// 512 lanes in `__m512i` (x86-64 with AVX-512F), `vpternlogq` S-box, four rounds fused
+    /// 512 lanes in `__m512i` (x86-64 with AVX-512F), `vpternlogq` S-box, five rounds fused
     /// per pass.
     Avx512,
 }
@@ -68,9 +70,9 @@ impl CpuKernel {
         }
     }
 
-    /// Nonces per second one thread reaches, roughly (the registry's estimate before the CPU
-    /// has worked; measured on a 2-core AVX-512 machine: avx512 ≈ 23 M, avx2 ≈ 8 M,
-    /// portable ≈ 0.8 M).
+    /// Nonces per second one thread reaches, roughly: the registry's estimate before the CPU
+    /// has worked, replaced by the measured rate as it works. Set near the per-thread rates in
+    /// `docs/benchmarks.md` ("CPU search"); only their order of magnitude matters.
     pub fn estimated_rate_per_thread(self) -> f64 {
         match self {
             CpuKernel::Portable => 8e5,
@@ -79,8 +81,8 @@ impl CpuKernel {
         }
     }
 
-    /// Nanoseconds of one transform (all lanes) on one core, as measured on the development
-    /// machines (`docs/benchmarks.md`); only its ratio to the single-state transform's
+    /// Nanoseconds of one transform (all lanes) on one core, set from `docs/benchmarks.md`
+    /// ("CPU search", "Per-call latency"); only its ratio to the single-state transform's
     /// ([`PlanesKernel::transform_ns`](crate::PlanesKernel)) is used, to choose between them.
     pub(crate) fn transform_ns(self) -> u64 {
         match self {

@@ -197,9 +197,9 @@ pub(super) fn device_info(
     local_size: usize,
 ) -> DeviceInfo {
     let compute_units = raw.compute_units.max(1) as f64;
-    // Before measuring: about 1e7 nonces/s per compute unit of a GPU (~1.3e9 for a 132-SM
-    // card, the arithmetic estimate), about 5e6 per core of a CPU device (PoCL measured
-    // 11 M/s on 2 cores).
+    // The speed declared before the device has worked: 1e7 nonces/s per compute unit of a GPU
+    // (~1.3e9 for a 132-SM card, the arithmetic estimate in `docs/gpu-kernels.md`), 5e6 per
+    // core of a CPU device (PoCL's rate is in `docs/benchmarks.md`, "GPU").
     let declared = match raw.kind {
         DeviceKind::Gpu => 1e7 * compute_units,
         DeviceKind::Accelerator => 1e8,

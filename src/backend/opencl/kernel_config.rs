@@ -293,7 +293,7 @@ impl KernelConfig {
 
     /// Estimated bytes of memory traffic per nonce tried, and where it goes: `private` (the
     /// state of one work-item: registers and L1 at best, device memory when it spills),
-    /// `local` (on-chip shared memory) — see `docs/benchmarks.md`, "GPU: what is estimated".
+    /// `local` (on-chip shared memory) — see `docs/benchmarks.md`, "GPU: what is modelled".
     ///
     /// One state serves `lanes()` nonces. A pass of the one-state kernel loads and stores every
     /// trit's two words once and copies its side slots (read and write); the cooperative kernel

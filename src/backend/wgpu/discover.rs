@@ -164,8 +164,8 @@ pub(super) fn device_info(
         wgpu::Backend::Dx12 => "dx12",
         _ => "other",
     };
-    // Before measuring: a GPU at the arithmetic estimate of a large card; lavapipe measured
-    // ~0.7 M nonces/s on 2 cores.
+    // The speed declared before the device has worked: a GPU at the arithmetic estimate of a
+    // large card (`docs/gpu-kernels.md`), lavapipe near its rate in `docs/benchmarks.md` ("GPU").
     let declared = match (software, kind) {
         (true, _) => 5e5,
         (false, DeviceKind::Gpu) => 1e9,

@@ -3,7 +3,7 @@
 //!
 //! # The formulation
 //! The state is two 729-bit planes, the bit-sliced low and high halves of every trit (encoding
-//! in [`crate::search::job::trit_bits`]). A round, `new[i] = S(old[364·i], old[364·i + 364])`
+//! in [`crate::search::bitslice::encode`]). A round, `new[i] = S(old[364·i], old[364·i + 364])`
 //! (indices mod 729), becomes *one rotation and one bitwise S-box* if the storage is allowed to
 //! drift: suppose round `r` keeps logical trit `x` at bit `c·x` (mod 729). Storing round
 //! `r + 1`'s trit `i` at bit `364·c·i` gives
@@ -27,9 +27,8 @@
 //! permutation one `vpermt2d` ([`planes_avx512`](super::planes_avx512)); the portable version
 //! below is plain `u32` code that compilers vectorise.
 //!
-//! Measured (`docs/benchmarks.md`, "Per call"): 0.52–0.54 µs of CPU per transform with AVX-512
-//! and 2.3–2.9 µs portable on a loaded 2-vCPU Xeon, where the reference took 70–105 µs (~40 µs
-//! on a quiet host).
+//! Its speed beside the scalar reference and iota-crypto is in `docs/benchmarks.md`
+//! ("Per-call latency").
 
 use crate::ternary::curl::{HASH_LEN, ROUNDS, STATE_LEN};
 use crate::ternary::trinary::Trit;
