@@ -4,7 +4,7 @@
 //! Files: `discover.rs` (listing devices, their typed facts), `probe.rs` (raw FFI queries that
 //! never hang or panic), `kernel_config.rs` (the kernel variants), `session.rs` (the long-lived
 //! context and the backend's `Launcher`); the search loop itself is the
-//! GPU driver shared with wgpu (`src/gpu/driver.rs`).
+//! GPU driver shared with wgpu (`src/backend/gpu/driver.rs`).
 //!
 //! # Devices
 //! `discover` lists every platform's devices: it probes the ICD loader with the raw
@@ -35,7 +35,7 @@
 //! with `CURLPOW_OPENCL_MAXRREGCOUNT=N`, `-cl-nv-maxrregcount=N`. Every work-item of every
 //! launch takes its own counters out of the search's [`CounterRange`]: `counter = base + state
 //! × iters + i` (a state is a work-item, or a cooperating group of them); two launches are kept
-//! in flight (`src/gpu/driver.rs`).
+//! in flight (`src/backend/gpu/driver.rs`).
 
 mod build_log;
 mod discover;

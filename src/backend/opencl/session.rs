@@ -1,6 +1,6 @@
 //! The long-lived OpenCL context of one device: context, program, profiling queue, kernel, the
 //! found flag and [`IN_FLIGHT`] result slots, built once (when the device is prepared or first
-//! used) and reused by every search; and its `Launcher` (`src/gpu/driver.rs`), the backend's
+//! used) and reused by every search; and its `Launcher` (`src/backend/gpu/driver.rs`), the backend's
 //! whole share of the search loop.
 //!
 //! A launch is three commands on the in-order queue: fill the slot's result buffer with zeros,

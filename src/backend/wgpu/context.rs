@@ -1,7 +1,7 @@
 //! The long-lived wgpu context of one adapter — device, queue, both pipelines, every buffer —
 //! built once when the adapter is opened and reused by every search (the GPU twin of the CPU's
 //! persistent pool, after wgpu's `repeated_compute` example), and its
-//! `Launcher` (`src/gpu/driver.rs`), the backend's whole share of the search loop.
+//! `Launcher` (`src/backend/gpu/driver.rs`), the backend's whole share of the search loop.
 //!
 //! Dispatches are pipelined: each of the [`IN_FLIGHT`] slots has its own parameters, result
 //! and MAP_READ staging buffer (and bind group); a slot's submission clears its result,

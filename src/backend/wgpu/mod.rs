@@ -4,7 +4,7 @@
 //! the clamps that keep it inside an adapter's limits), `context.rs` (the long-lived device
 //! context and the backend's `Launcher`), `layout.rs` (the bytes the
 //! host and the kernel exchange); the search loop itself is the GPU driver shared with OpenCL
-//! (`src/gpu/driver.rs`).
+//! (`src/backend/gpu/driver.rs`).
 //!
 //! One [`WgpuDevice`] per adapter. Each holds a long-lived context (device, queue, both
 //! pipelines, every buffer) built once when it is opened and reused by every search behind a
@@ -22,7 +22,7 @@
 //! `CURLPOW_WGPU_TUNING` overrides the [`Tuning`] (e.g. `fuse=3,workgroup=128`, see
 //! [`TUNING_ENV`]); `CURLPOW_GPU_LAUNCH_ITEMS` / `CURLPOW_GPU_LAUNCH_ITERS` force the
 //! invocations and transforms per invocation of every dispatch (otherwise adapted, see
-//! `src/gpu/driver.rs`); `CURLPOW_WGPU_CHECKED=1` compiles the kernel with naga's runtime
+//! `src/backend/gpu/driver.rs`); `CURLPOW_WGPU_CHECKED=1` compiles the kernel with naga's runtime
 //! bounds checks and loop counters (for debugging; slower).
 //!
 //! Software adapters (lavapipe/llvmpipe, device type `Cpu`) are listed only with
