@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks that the README, CONTRIBUTING.md and docs/*.md point at things that exist:
+# Checks that the README, CONTRIBUTING.md, ARCHITECTURE.md and docs/*.md point at things that exist:
 #   - every relative Markdown link `[text](path)` resolves (from the file's own folder), and its
 #     `#anchor`, when it has one, names a heading of the target;
 #   - every path in backticks that names a file or folder of the repository (`src/...`,
@@ -9,7 +9,7 @@
 # Usage, from the repository root: bash scripts/check-doc-links.sh [FILE.md ...]
 set -u
 cd "$(dirname "$0")/.."
-if [ $# -eq 0 ]; then set -- README.md CONTRIBUTING.md docs/*.md; fi
+if [ $# -eq 0 ]; then set -- README.md CONTRIBUTING.md ARCHITECTURE.md docs/*.md; fi
 python3 - "$@" <<'EOF'
 import os, re, sys
 
