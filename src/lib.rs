@@ -93,17 +93,15 @@ pub use engine::{
 pub use search::control::CancelToken;
 pub use search::device::DeviceInfo;
 pub use search::job::check_mwm;
-pub use search::launch_stats::{LaunchStats, SearchTiming};
 pub use ternary::curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use ternary::transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
-pub use ternary::trinary::{
-    check_trits, trailing_zeros, trits_to_trytes, trytes_to_trits, Trit, TRYTE_ALPHABET,
-};
+pub use ternary::trinary::{trailing_zeros, trits_to_trytes, trytes_to_trits, Trit};
 
 /// Low-level trinary helpers.
 pub mod trits {
     pub use crate::ternary::trinary::{
-        is_trytes, read_balanced, tryte_char, tryte_value, tryte_value_to_trits, write_balanced,
+        check_trits, is_trytes, read_balanced, tryte_char, tryte_value, tryte_value_to_trits,
+        write_balanced, TRYTE_ALPHABET,
     };
 }
 

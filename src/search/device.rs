@@ -23,6 +23,7 @@ use crate::base::error::Error;
 pub use crate::base::kinds::{Backend, DeviceKind};
 pub use crate::search::control::SearchControl;
 pub use crate::search::job::SearchJob;
+pub use crate::search::launch_stats::{LaunchStats, SearchTiming};
 pub use crate::search::nonce::{CounterRange, Found, Hit, NONCE_TRITS};
 
 /// A device as listed by `curlpow devices`: the facts the engine reads are typed fields;

@@ -1,6 +1,6 @@
 //! One PoW search prepared for the devices ([`SearchJob`]): the mid-state before the last
 //! transform, the minimum weight, and the host check of a device's answer. The nonce layout it
-//! fills is in [`crate::search::nonce`].
+//! fills is in `search::nonce`.
 
 use crate::base::error::Error;
 pub use crate::search::nonce::*;

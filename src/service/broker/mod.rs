@@ -14,7 +14,7 @@
 //!   dies mid-job loses nothing: the broker hands the job to another), prefetch = the engine's
 //!   device slots, malformed requests rejected with an error reply and never requeued,
 //!   reconnection with backoff, drain on shutdown.
-//! - [`remote`]: [`remote_devices`], devices that send each search to the queue and wait for
+//! - remote: [`remote_devices`], devices that send each search to the queue and wait for
 //!   the reply, for `curlpow serve --broker`. The engine verifies every nonce they return on
 //!   the host, as it does for any device: a wrong answer is a fault and the search is retried.
 //!

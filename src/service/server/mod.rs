@@ -8,7 +8,7 @@
 //! the API with examples, the limits, the metrics and how to run it.
 //!
 //! The layers, outermost first: tracing and panic catching (tower-http), CORS, auth, IRI's
-//! request checks, admission ([`limits`]: a global concurrency limit, a bounded wait queue, a
+//! request checks, admission (`limits`: a global concurrency limit, a bounded wait queue, a
 //! per-client cap, clients served in turn), then [`Engine::attach_to_tangle`] on a blocking thread
 //! (never on the async runtime's workers). The engine's registry gives each transaction's search a
 //! free device as it does for any caller, and every nonce is verified on the host.
@@ -124,7 +124,7 @@ pub struct Config {
     /// Async runtime worker threads (default 2: the HTTP layer is light; PoW runs elsewhere).
     pub runtime_threads: usize,
     /// Connections open at once, all peers (default 512). Past it a new connection displaces
-    /// an idle one, or is closed at once (see [`connections`]).
+    /// an idle one, or is closed at once (see `docs/hardening.md`).
     pub max_connections: usize,
     /// Connections open at once from one IP address (default 64).
     pub max_connections_per_peer: usize,
