@@ -9,7 +9,7 @@
 //!
 //! - [`protocol`]: the message format (request = 2673 trytes + decimal MWM; reply = the 2673
 //!   trytes with the nonce set), parsed with typed errors.
-//! - [`worker`]: [`Worker`], the consumer behind `curlpow worker`: PoW through an [`Engine`],
+//! - [`Worker`], the consumer behind `curlpow worker`: PoW through an [`Engine`],
 //!   the reply published and confirmed *before* the request is acknowledged (a worker that
 //!   dies mid-job loses nothing: the broker hands the job to another), prefetch = the engine's
 //!   device slots, malformed requests rejected with an error reply and never requeued,
@@ -24,7 +24,7 @@
 //!
 //! [`Engine`]: crate::Engine
 
-pub mod worker;
+mod worker;
 
 pub use crate::backend::remote::amqp::{
     mask_password, BrokerError, BrokerUrl, DEFAULT_HEARTBEAT_S, DEFAULT_QUEUE,
