@@ -153,10 +153,10 @@ pub fn hash_many_trits(inputs: &[&[Trit]]) -> Result<Vec<[Trit; HASH_LEN]>, Erro
 /// # Ok::<(), curlpow::Error>(())
 /// ```
 pub fn verify_many(txs: &[Transaction], mwm: usize) -> Result<Vec<bool>, Error> {
-    crate::search::check_mwm(mwm)?;
+    let mwm = crate::search::Mwm::try_from(mwm)?;
     Ok(hash_many(txs)
         .iter()
-        .map(|h| trinary::trailing_zeros(h) >= mwm)
+        .map(|h| trinary::trailing_zeros(h) >= mwm.zeros())
         .collect())
 }
 

@@ -28,10 +28,11 @@
 //! [`block`] is the Chrysalis/Stardust PoW (binary messages and blocks, scored by
 //! `3^zeros ÷ length`), searched on the same kernels and devices by [`Engine::block_pow`].
 //!
-//! The public surface: [`Engine`] and its [`EngineBuilder`], [`PowOptions`], the results
-//! ([`PowResult`], [`PowReport`], [`BenchResult`], [`DeviceReport`]), [`Transaction`] and the
-//! trinary helpers, the sponge ([`Curl`], [`hash`]), the typed [`Error`]. To plug in a device of
-//! your own, implement [`device::Device`] (see `examples/custom_device.rs`) and add it with
+//! The public surface: [`Engine`] and its [`EngineBuilder`], [`PowOptions`] and the checked
+//! minimum weight [`Mwm`], the results ([`PowResult`], [`PowReport`], [`BenchResult`],
+//! [`DeviceReport`]), [`Transaction`] and the trinary helpers, the sponge ([`Curl`], [`hash`]),
+//! the typed [`Error`] (with [`InternalError`] naming an internal failure). To plug in a device
+//! of your own, implement [`device::Device`] (see `examples/custom_device.rs`) and add it with
 //! [`EngineBuilder::add_device`]. Everything under [`internal`] exists for the crate's own
 //! tests and benchmarks and is not a stable API.
 #![warn(missing_docs)]
@@ -84,14 +85,14 @@ pub use cpu::{max_threads, CpuKernel};
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
 pub use engine::{
-    bench_transaction, BenchResult, BlockPowResult, Engine, EngineBuilder, LatencyReport,
+    bench_transaction, BenchResult, BlockPowResult, BuiltFor, Engine, EngineBuilder, LatencyReport,
     PowOptions, PowReport, PowResult, Spread, MAINNET_MWM,
 };
-pub use error::{Error, TryteError};
+pub use error::{Error, InternalError, TryteError};
 pub use hash_batch::{hash_many, hash_many_trits, verify_many};
 pub use launch_stats::{LaunchStats, SearchTiming};
 pub use registry::{DeviceReport, DeviceStats, Selection};
-pub use search::check_mwm;
+pub use search::Mwm;
 pub use transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
 pub use trinary::{
     check_trits, trailing_zeros, trits_to_trytes, trytes_to_trits, Trit, TRYTE_ALPHABET,

@@ -10,10 +10,10 @@ use serde::Serialize;
 use super::Engine;
 use crate::control::SearchControl;
 use crate::device::Backend;
-use crate::error::Error;
+use crate::error::{Error, InternalError};
 use crate::launch_stats::LaunchStats;
 use crate::registry::{Lease, Registry, WaitSpec};
-use crate::search::{CounterRange, SearchJob};
+use crate::search::{CounterRange, Mwm, SearchJob};
 use crate::transaction::Transaction;
 
 /// A `curlpow bench` measurement.
@@ -174,7 +174,7 @@ impl Engine {
         mwm: usize,
         pows: usize,
     ) -> Result<LatencyReport, Error> {
-        crate::search::check_mwm(mwm)?;
+        let mwm = Mwm::try_from(mwm)?;
         let reg = &self.inner.registry;
         let i = self.slot_index(device_id)?;
         let lease = hold(reg, i)?;
@@ -187,7 +187,7 @@ impl Engine {
         for k in 0..=pows {
             let tx = latency_transaction(k as u64);
             let t0 = Instant::now();
-            let job = SearchJob::new(&tx, mwm)?;
+            let job = SearchJob::prepare(&tx, mwm);
             let t1 = Instant::now();
             let ctl = SearchControl::new(None, None);
             let s0 = Instant::now();
@@ -197,9 +197,10 @@ impl Engine {
                 return Err(e);
             }
             if run.found.is_none() {
-                return Err(Error::NoDevice(format!(
-                    "{device_id}: a search ended without a nonce"
-                )));
+                return Err(InternalError::SearchEndedEmpty {
+                    device: slot.info.id.clone(),
+                }
+                .into());
             }
             if k == 0 {
                 continue;
@@ -230,7 +231,7 @@ impl Engine {
             device_id: info.id.clone(),
             device: info.name.clone(),
             kernel: info.kernel.clone(),
-            mwm,
+            mwm: mwm.zeros(),
             pows,
             mean_nonces: nonces as f64 / pows.max(1) as f64,
             total: spread(&total),
