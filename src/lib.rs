@@ -28,12 +28,13 @@
 //! [`block`] is the Chrysalis/Stardust PoW (binary messages and blocks, scored by
 //! `3^zeros ÷ length`), searched on the same kernels and devices by [`Engine::block_pow`].
 //!
-//! The public surface: [`Engine`] and its [`EngineBuilder`], [`PowOptions`], the results
-//! ([`PowResult`], [`PowReport`], [`BenchResult`], [`DeviceReport`]), [`Transaction`] and the
-//! trinary helpers, the sponge ([`Curl`], [`hash`]), the typed [`Error`]. To plug in a device of
-//! your own, implement [`device::Device`] (see `examples/custom_device.rs`) and add it with
-//! [`EngineBuilder::add_device`]. Everything under [`internal`] exists for the crate's own
-//! tests and benchmarks and is not a stable API.
+//! The public surface: [`Engine`] and its [`EngineBuilder`], [`PowOptions`] and the checked
+//! minimum weight [`Mwm`], the results ([`PowResult`], [`PowReport`], [`BenchResult`],
+//! [`DeviceReport`]), [`Transaction`] and the trinary helpers, the sponge ([`Curl`], [`hash`]),
+//! the typed [`Error`] (with [`InternalError`] naming an internal failure). To plug in a device
+//! of your own, implement [`device::Device`] (see `examples/custom_device.rs`) and add it with
+//! [`EngineBuilder::add_device`]. The crate's own binary, tests and benchmarks reach a few
+//! internals through a hidden module, which is not a stable API.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -81,18 +82,18 @@ pub use service::server;
 pub use service::signals;
 
 pub use backend::cpu::{max_threads, CpuKernel};
-pub use base::error::{Error, TryteError};
+pub use base::error::{Error, InternalError, TryteError};
 pub use base::kinds::{Backend, DeviceKind};
 pub use engine::attach::{Attached, Hash, MAX_TIMESTAMP};
 pub use engine::hash_batch::{hash_many, hash_many_trits, verify_many};
 pub use engine::registry::{DeviceReport, DeviceStats, Selection};
 pub use engine::{
-    bench_transaction, BenchResult, BlockPowResult, Engine, EngineBuilder, LatencyReport,
+    bench_transaction, BenchResult, BlockPowResult, BuiltFor, Engine, EngineBuilder, LatencyReport,
     PowOptions, PowReport, PowResult, Spread, MAINNET_MWM,
 };
 pub use search::control::CancelToken;
 pub use search::device::DeviceInfo;
-pub use search::job::check_mwm;
+pub use search::job::Mwm;
 pub use ternary::curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use ternary::transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
 pub use ternary::trinary::{trailing_zeros, trits_to_trytes, trytes_to_trits, Trit};

@@ -112,6 +112,7 @@ impl From<Error> for Failure {
             Error::Cancelled { .. } => Status::Cancelled,
             Error::Timeout { .. } => Status::Timeout,
             Error::NoDevice(_) => Status::NoDevice,
+            Error::Internal(_) => Status::Internal,
             Error::InvalidNonce { .. }
             | Error::Backend { .. }
             | Error::UnsupportedKernel { .. } => Status::Device,
@@ -265,11 +266,11 @@ pub(crate) fn parse_transaction(bytes: &[u8]) -> Result<Transaction, Failure> {
     Ok(Transaction::from_trytes(text)?)
 }
 
-/// A minimum weight magnitude from C: 0..=243.
-pub(crate) fn check_mwm(mwm: c_int) -> Result<usize, Failure> {
+/// A minimum weight magnitude from C: 0..=243, checked once here.
+pub(crate) fn check_mwm(mwm: c_int) -> Result<curlpow::Mwm, Failure> {
     usize::try_from(mwm)
         .ok()
-        .filter(|&m| m <= curlpow::HASH_LEN)
+        .and_then(|m| curlpow::Mwm::try_from(m).ok())
         .ok_or_else(|| {
             Failure::new(
                 Status::Mwm,
@@ -347,8 +348,8 @@ mod tests {
 
     #[test]
     fn mwm_range() {
-        assert_eq!(check_mwm(0).unwrap(), 0);
-        assert_eq!(check_mwm(243).unwrap(), 243);
+        assert_eq!(check_mwm(0).unwrap().get(), 0);
+        assert_eq!(check_mwm(243).unwrap(), curlpow::Mwm::MAX);
         assert_eq!(check_mwm(244).unwrap_err().status, Status::Mwm);
         assert_eq!(check_mwm(-1).unwrap_err().status, Status::Mwm);
     }

@@ -72,7 +72,7 @@ pub unsafe extern "C" fn ccurl_pow(trytes: *mut c_char, mwm: c_int) -> *mut c_ch
         let tx = unsafe { read_transaction(trytes.cast_const(), InputEnd::First2673) }?;
         let mwm = check_mwm(mwm)?;
         let call = state::begin(Api::Ccurl, Some(Config::default()), "ccurl_pow_init")?;
-        let opts = PowOptions::mwm(mwm).cancel(call.cancel_token());
+        let opts = PowOptions::new(mwm).cancel(call.cancel_token());
         let done = call.engine().pow_with(&tx, &opts)?;
         malloc_string(&done.transaction.to_trytes())
     })

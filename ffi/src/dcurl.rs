@@ -100,7 +100,7 @@ pub unsafe extern "C" fn dcurl_entry(trytes: *mut i8, mwm: c_int, threads: c_int
         // dcurl: threads <= 0 is the default (every thread).
         let threads = usize::try_from(threads).unwrap_or(0);
         let call = state::begin(Api::Dcurl, None, "dcurl_init")?;
-        let opts = PowOptions::mwm(mwm)
+        let opts = PowOptions::new(mwm)
             .cancel(call.cancel_token())
             .cpu_threads(threads);
         let done = remote::pow(call.engine(), &tx, opts)?;

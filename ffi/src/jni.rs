@@ -78,7 +78,7 @@ pub unsafe extern "system" fn Java_com_iota_iri_crypto_PearlDiver_exlibSearch(
             )
         })?;
         let call = state::begin(Api::Jni, None, "exlibInit")?;
-        let opts = PowOptions::mwm(mwm)
+        let opts = PowOptions::new(mwm)
             .cancel(call.cancel_token())
             .cpu_threads(threads);
         let done = call.engine().pow_with(&tx, &opts)?;

@@ -268,7 +268,7 @@ pub unsafe extern "C" fn curlpow_pow(
             let mwm = check_mwm(mwm)?;
             let call = state::begin(Api::Native, None, "curlpow_init")?;
             let _attached = opts.cancel.as_ref().map(|t| t.attach(call.cancel_token()));
-            let mut po = PowOptions::mwm(mwm)
+            let mut po = PowOptions::new(mwm)
                 .cancel(call.cancel_token())
                 .cpu_threads(opts.threads);
             if let Some(t) = opts.timeout {

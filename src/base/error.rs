@@ -147,9 +147,13 @@ pub enum Error {
         /// Why it cannot run.
         reason: String,
     },
-    /// No device matches the selection.
+    /// No device can run this: none matches the selection, none that does runs this kind of
+    /// search, or every one that did is marked unhealthy after a fault.
     #[error("no device matches: {0}")]
     NoDevice(String),
+    /// A failure inside the engine, not of a device or of the input: the message says which.
+    #[error("internal error: {0}")]
+    Internal(#[from] InternalError),
     /// A GPU backend failed (driver error, lost device, compile failure).
     #[error("{backend} device {device}: {message}")]
     Backend {
@@ -169,6 +173,37 @@ pub enum Error {
     /// A bad message or target of the block PoW ([`crate::search::block`]).
     #[error(transparent)]
     Block(#[from] BlockError),
+}
+
+/// Which internal failure happened ([`Error::Internal`]). None of these is expected: each is a
+/// broken promise between the engine's own parts, reported instead of a panic.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InternalError {
+    /// A device thread of a latency-mode search ended (it panicked) without reporting its run.
+    #[error("the device thread of {device} ended without a report")]
+    DeviceThreadLost {
+        /// The device's id.
+        device: String,
+    },
+    /// A runner thread of [`Engine::pow_many`](crate::Engine::pow_many) ended (it panicked)
+    /// without reporting its transaction's result.
+    #[error("a pow_many runner thread ended without a report")]
+    RunnerLost,
+    /// The blocking task that ran a search ended without its result (it panicked or was
+    /// cancelled by the runtime's shutdown).
+    #[error("the search task failed: {message}")]
+    TaskFailed {
+        /// What the runtime said.
+        message: String,
+    },
+    /// A device's search returned with no nonce, no fault and no stop reason (no cancel, no
+    /// deadline): the device broke the search contract.
+    #[error("device {device} ended a search without a nonce, a fault or a stop reason")]
+    SearchEndedEmpty {
+        /// The device's id.
+        device: String,
+    },
 }
 
 impl Error {
@@ -205,7 +240,7 @@ pub enum BlockError {
     B1t6(#[from] B1t6Error),
 }
 
-/// What is wrong with trits given to [`b1t6::decode`](crate::block::b1t6::decode).
+/// What is wrong with trits given to [`b1t6::decode`](crate::search::block::b1t6::decode).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum B1t6Error {

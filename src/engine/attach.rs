@@ -19,11 +19,10 @@
 //! branch), its search, and one reference transform for the hash the next step needs.
 
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::base::error::{Error, TryteError};
-use crate::engine::{Engine, PowOptions, PowReport};
+use crate::engine::{Engine, PowOptions, PowReport, Request};
 use crate::search::job::{self as search, SearchJob, LAST_BLOCK, NONCE_OFFSET};
 use crate::ternary::curl::{self, HASH_LEN};
 use crate::ternary::transaction::{Field, Transaction};
@@ -233,10 +232,9 @@ impl Engine {
         clock: &dyn Fn() -> u64,
     ) -> Result<Attached, Error> {
         let started = Instant::now();
-        search::check_mwm(opts.mwm)?;
-        let mut step = opts.clone();
-        step.deadline = opts.deadline_from(started);
-        step.timeout = None;
+        let mwm = opts.checked_mwm()?;
+        // One request for the whole attach: every step shares its deadline.
+        let req = Request::new(opts, started);
 
         // Processing order: currentIndex highest first; equal indices keep their input order.
         let mut order: Vec<&Transaction> = transactions.iter().collect();
@@ -254,8 +252,7 @@ impl Engine {
             };
             let mut tx = tx.clone();
             set_attach_fields(&mut tx, &tip, &other, clock());
-            let job = Arc::new(SearchJob::from_prefix(&tx, opts.mwm, prefix)?);
-            let found = match self.pow_job(job.clone(), &step) {
+            let found = match self.run_request(&req, || SearchJob::from_prefix(&tx, mwm, prefix)) {
                 Ok(r) => r,
                 Err(Error::Cancelled { nonces: n }) => {
                     return Err(Error::Cancelled { nonces: nonces + n })
@@ -268,16 +265,17 @@ impl Engine {
                 }
                 Err(e) => return Err(e),
             };
-            nonces += found.report.nonces;
-            let hash = hash_from_job(&job, &found.transaction);
-            if hash.weight() < opts.mwm {
+            let (job, found, report) = found;
+            nonces += report.nonces;
+            let hash = hash_from_job(&job, &found);
+            if hash.weight() < mwm.zeros() {
                 // The engine verified the nonce already; this is a second look at the chain's
                 // input, never expected to fire.
                 return Err(Error::InvalidNonce {
-                    device: found.report.device,
+                    device: report.device,
                 });
             }
-            done.push((found.transaction, hash, found.report));
+            done.push((found, hash, report));
         }
         let mut out = Attached {
             transactions: Vec::with_capacity(done.len()),
@@ -312,6 +310,7 @@ fn hash_from_job(job: &SearchJob, tx: &Transaction) -> Hash {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::job::Mwm;
 
     fn tx(seed: u64) -> Transaction {
         let mut s = seed | 1;
@@ -331,7 +330,7 @@ mod tests {
         for seed in 1..6 {
             let t = tx(seed);
             let a = SearchJob::new(&t, 9).unwrap();
-            let b = SearchJob::from_prefix(&t, 9, &search::prefix_state(&t)).unwrap();
+            let b = SearchJob::from_prefix(&t, Mwm::TESTNET, &search::prefix_state(&t));
             assert_eq!(a.state(), b.state());
         }
     }
@@ -339,7 +338,7 @@ mod tests {
     #[test]
     fn the_hash_from_the_job_is_the_reference_hash() {
         let t = tx(7);
-        let job = SearchJob::from_prefix(&t, 0, &search::prefix_state(&t)).unwrap();
+        let job = SearchJob::from_prefix(&t, Mwm::new(0).unwrap(), &search::prefix_state(&t));
         assert_eq!(
             hash_from_job(&job, &t).trits().as_slice(),
             t.hash().as_slice()

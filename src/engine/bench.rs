@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::Engine;
-use crate::base::error::Error;
+use crate::base::error::{Error, InternalError};
 use crate::engine::registry::{Lease, Registry, WaitSpec};
 use crate::search::control::SearchControl;
 use crate::search::device::Backend;
-use crate::search::job::{CounterRange, SearchJob};
+use crate::search::job::{CounterRange, Mwm, SearchJob};
 use crate::search::launch_stats::LaunchStats;
 use crate::ternary::transaction::Transaction;
 
@@ -174,7 +174,7 @@ impl Engine {
         mwm: usize,
         pows: usize,
     ) -> Result<LatencyReport, Error> {
-        crate::search::job::check_mwm(mwm)?;
+        let mwm = Mwm::try_from(mwm)?;
         let reg = &self.inner.registry;
         let i = self.slot_index(device_id)?;
         let lease = hold(reg, i)?;
@@ -187,7 +187,7 @@ impl Engine {
         for k in 0..=pows {
             let tx = latency_transaction(k as u64);
             let t0 = Instant::now();
-            let job = SearchJob::new(&tx, mwm)?;
+            let job = SearchJob::prepare(&tx, mwm);
             let t1 = Instant::now();
             let ctl = SearchControl::new(None, None);
             let s0 = Instant::now();
@@ -197,9 +197,10 @@ impl Engine {
                 return Err(e);
             }
             if run.found.is_none() {
-                return Err(Error::NoDevice(format!(
-                    "{device_id}: a search ended without a nonce"
-                )));
+                return Err(InternalError::SearchEndedEmpty {
+                    device: slot.info.id.clone(),
+                }
+                .into());
             }
             if k == 0 {
                 continue;
@@ -230,7 +231,7 @@ impl Engine {
             device_id: info.id.clone(),
             device: info.name.clone(),
             kernel: info.kernel.clone(),
-            mwm,
+            mwm: mwm.zeros(),
             pows,
             mean_nonces: nonces as f64 / pows.max(1) as f64,
             total: spread(&total),

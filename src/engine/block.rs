@@ -2,11 +2,10 @@
 //! retry as a transaction PoW ([`Job`](super::job::Job)), on the devices that run it; and
 //! [`Engine::bench_block`], a device's rate for this search.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::bench::{hold, BenchResult};
-use super::{Engine, PowOptions, PowReport};
+use super::{Engine, PowOptions, PowReport, Request};
 use crate::base::error::Error;
 use crate::search::block::{BlockJob, NONCE_BYTES};
 use crate::search::control::SearchControl;
@@ -62,19 +61,7 @@ impl Engine {
     }
 
     fn block_pow_job(&self, job: BlockJob, opts: &PowOptions) -> Result<BlockPowResult, Error> {
-        let started = Instant::now();
-        let deadline = opts.deadline_from(started);
-        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            return Err(Error::Cancelled { nonces: 0 });
-        }
-        if deadline.is_some_and(|d| started >= d) {
-            return Err(Error::Timeout {
-                elapsed: Duration::ZERO,
-                nonces: 0,
-            });
-        }
-        let job = Arc::new(job);
-        let (nonce, report) = self.search(&job, opts, started, deadline)?;
+        let (job, nonce, report) = self.run_request(&Request::new(opts, Instant::now()), || job)?;
         let message = job.message(nonce);
         let score = crate::search::block::score(&message);
         debug_assert!(message.len() >= NONCE_BYTES && score >= job.target());

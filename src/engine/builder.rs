@@ -8,11 +8,11 @@ use super::{Engine, Inner};
 use crate::backend::cpu::{self, CpuDevice, CpuKernel, PoolConfig};
 use crate::base::error::Error;
 use crate::engine::host_threads::HostThreads;
-use crate::engine::registry::{self, Policy, Registry};
+use crate::engine::registry::{self, Policy, Registry, Selection};
 use crate::search::device::{Backend, Device, DiscoverOptions};
 
 /// Builds an [`Engine`].
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct EngineBuilder {
     threads: Option<usize>,
     kernel: Option<CpuKernel>,
@@ -23,6 +23,36 @@ pub struct EngineBuilder {
     extra: Vec<Arc<dyn Device>>,
     policy: Policy,
     reuse_discovery: bool,
+    /// This host's devices in the device list (default); see [`EngineBuilder::local_devices`].
+    local: bool,
+}
+
+impl Default for EngineBuilder {
+    fn default() -> Self {
+        EngineBuilder {
+            threads: None,
+            kernel: None,
+            pin: false,
+            backends: None,
+            discover: DiscoverOptions::default(),
+            wgpu_32bit: false,
+            extra: Vec::new(),
+            policy: Policy::default(),
+            reuse_discovery: false,
+            local: true,
+        }
+    }
+}
+
+/// An engine built for a selection ([`EngineBuilder::build_for`]), and what the build chose.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BuiltFor {
+    /// The engine.
+    pub engine: Engine,
+    /// True when the selection's backend had no hardware device and the engine was built
+    /// again with software drivers (PoCL, lavapipe) to use that backend's software one.
+    pub software_fallback: bool,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -118,11 +148,80 @@ impl EngineBuilder {
         self
     }
 
+    /// Keep this host's own devices in the device list (default `true`). With `false` the
+    /// engine runs only the devices added with [`add_device`](Self::add_device) (remote
+    /// workers): no backend is discovered, and the CPU pool, which every engine has, is left
+    /// out of the device list and sized one thread unless [`threads`](Self::threads) or
+    /// `CURLPOW_THREADS` says otherwise, since it runs nothing. `curlpow serve --broker`
+    /// without `--local` builds this way.
+    ///
+    /// ```
+    /// use curlpow::Engine;
+    /// let engine = Engine::builder().local_devices(false).build()?;
+    /// assert!(engine.devices().is_empty()); // add remote devices with add_device
+    /// # Ok::<(), curlpow::Error>(())
+    /// ```
+    pub fn local_devices(mut self, on: bool) -> Self {
+        self.local = on;
+        self
+    }
+
+    /// Build the engine that searches with `sel` will use, discovering only what `sel` can
+    /// use (unless [`backends`](Self::backends) was set):
+    ///
+    /// - the backends `sel` names, else the backends of the device ids it names (`cpu` alone
+    ///   loads no GPU driver; an id of no discovered backend, like an added device's, adds
+    ///   none), else every compiled backend; the CPU always;
+    /// - software drivers (PoCL, lavapipe) too when `sel` names a device by id, since naming
+    ///   a software device, or a GPU backend's device on a host without GPUs, must find it;
+    /// - when `sel` names backends and none of its devices is found without software drivers,
+    ///   the engine is built again with them, and kept if that finds what `sel` allows
+    ///   ([`BuiltFor::software_fallback`]: `--backend opencl` on a host whose only OpenCL
+    ///   driver is PoCL).
+    ///
+    /// Whether `sel` allows any device of the engine is not checked here:
+    /// [`Engine::check_selection`] says (the CLI prints the discovery warnings first).
+    ///
+    /// ```
+    /// use curlpow::{Engine, Selection};
+    /// let sel = Selection { devices: vec!["cpu".into()], ..Selection::default() };
+    /// let built = Engine::builder().threads(2).build_for(&sel)?; // loads no GPU driver
+    /// assert!(built.engine.check_selection(&sel).is_ok());
+    /// assert_eq!(built.engine.devices().len(), 1);
+    /// # Ok::<(), curlpow::Error>(())
+    /// ```
+    pub fn build_for(mut self, sel: &Selection) -> Result<BuiltFor, Error> {
+        let software = self.discover.include_software || !sel.devices.is_empty();
+        self.discover.include_software = software;
+        if self.backends.is_none() {
+            self.backends = backends_for(sel);
+        }
+        let engine = self.clone().build()?;
+        if !software && !sel.backends.is_empty() && engine.check_selection(sel).is_err() {
+            let again = self.include_software(true).build()?;
+            if again.check_selection(sel).is_ok() {
+                return Ok(BuiltFor {
+                    engine: again,
+                    software_fallback: true,
+                });
+            }
+        }
+        Ok(BuiltFor {
+            engine,
+            software_fallback: false,
+        })
+    }
+
     /// Build the engine: the pool is created and devices are discovered here, once.
-    pub fn build(self) -> Result<Engine, Error> {
+    pub fn build(mut self) -> Result<Engine, Error> {
+        if !self.local {
+            self.backends = Some(Vec::new());
+        }
         let threads = match self.threads {
             Some(0) => return Err(Error::Config("threads must be at least 1".into())),
             Some(n) => cpu::check_threads("threads ", n)?,
+            // A pool that runs nothing needs no more than a thread.
+            None if !self.local && std::env::var_os("CURLPOW_THREADS").is_none() => 1,
             None => cpu::default_threads()?,
         };
         let kernel = match self.kernel {
@@ -182,6 +281,30 @@ impl EngineBuilder {
     }
 }
 
+/// The backends to discover for searches with `sel`: its backends, else those of the device
+/// ids it names (an id whose prefix names no backend, like an added test device's `fault:0`,
+/// adds none), with the CPU; `None` (every compiled backend) when it names neither.
+fn backends_for(sel: &Selection) -> Option<Vec<Backend>> {
+    let mut discover = sel.backends.clone();
+    if discover.is_empty() {
+        for id in &sel.devices {
+            let prefix = id.split(':').next().unwrap_or_default();
+            if let Some(be) = Backend::from_name(prefix) {
+                if !discover.contains(&be) {
+                    discover.push(be);
+                }
+            }
+        }
+        if sel.devices.is_empty() {
+            return None;
+        }
+    }
+    if !discover.contains(&Backend::Cpu) {
+        discover.push(Backend::Cpu);
+    }
+    Some(discover)
+}
+
 /// What one backend's discovery is keyed by when it is reused: the backend, whether software
 /// drivers are included, 32-bit wgpu lanes.
 #[cfg(any(feature = "opencl", feature = "wgpu"))]
@@ -215,4 +338,69 @@ fn discovered(
     let d = discover();
     kept.push((key, d.devices.clone(), d.warnings.clone()));
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sel(backends: &[Backend], devices: &[&str]) -> Selection {
+        Selection {
+            backends: backends.to_vec(),
+            devices: devices.iter().map(|d| d.to_string()).collect(),
+            exclude: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_selection_discovers_only_the_backends_it_can_use() {
+        use Backend::*;
+        assert_eq!(backends_for(&sel(&[], &[])), None);
+        assert_eq!(backends_for(&sel(&[], &["cpu"])), Some(vec![Cpu]));
+        assert_eq!(
+            backends_for(&sel(&[], &["wgpu:0", "opencl:0:1", "wgpu:1"])),
+            Some(vec![Wgpu, Opencl, Cpu])
+        );
+        // An added device's id loads no driver.
+        assert_eq!(backends_for(&sel(&[], &["fault:0"])), Some(vec![Cpu]));
+        // Named backends win over the device ids.
+        assert_eq!(
+            backends_for(&sel(&[Opencl], &["wgpu:0"])),
+            Some(vec![Opencl, Cpu])
+        );
+        assert_eq!(backends_for(&sel(&[Cpu, Wgpu], &[])), Some(vec![Cpu, Wgpu]));
+    }
+
+    #[test]
+    fn a_cpu_selection_builds_a_cpu_only_engine() {
+        let s = sel(&[], &["cpu"]);
+        let built = EngineBuilder::default().threads(1).build_for(&s).unwrap();
+        assert!(!built.software_fallback);
+        assert_eq!(built.engine.devices().len(), 1);
+        assert!(built.engine.check_selection(&s).is_ok());
+        // A CPU selection needs no software driver: nothing to fall back to.
+        let s = sel(&[Backend::Cpu], &[]);
+        let built = EngineBuilder::default().threads(1).build_for(&s).unwrap();
+        assert!(!built.software_fallback);
+    }
+
+    #[test]
+    fn an_engine_without_local_devices_lists_only_added_ones() {
+        let e = EngineBuilder::default()
+            .local_devices(false)
+            .build()
+            .unwrap();
+        assert!(e.devices().is_empty());
+        if std::env::var_os("CURLPOW_THREADS").is_none() {
+            assert_eq!(e.cpu().threads(), 1);
+        }
+        let e = EngineBuilder::default()
+            .local_devices(false)
+            .threads(2)
+            .build_for(&sel(&[Backend::Cpu], &[]))
+            .unwrap()
+            .engine;
+        assert!(e.devices().is_empty());
+        assert_eq!(e.cpu().threads(), 2);
+    }
 }

@@ -15,7 +15,7 @@ use parking_lot::Mutex;
 use crate::backend::cpu::{CpuDevice, CpuKernel};
 use crate::base::error::Error;
 use crate::engine::Engine;
-use crate::search::job::LAST_BLOCK;
+use crate::search::nonce::LAST_BLOCK;
 use crate::ternary::curl::{self, planes, PlanesKernel, HASH_LEN, STATE_LEN};
 use crate::ternary::transaction::Transaction;
 use crate::ternary::trinary::{self, Trit};
@@ -153,10 +153,10 @@ pub fn hash_many_trits(inputs: &[&[Trit]]) -> Result<Vec<[Trit; HASH_LEN]>, Erro
 /// # Ok::<(), curlpow::Error>(())
 /// ```
 pub fn verify_many(txs: &[Transaction], mwm: usize) -> Result<Vec<bool>, Error> {
-    crate::search::job::check_mwm(mwm)?;
+    let mwm = crate::search::job::Mwm::try_from(mwm)?;
     Ok(hash_many(txs)
         .iter()
-        .map(|h| trinary::trailing_zeros(h) >= mwm)
+        .map(|h| trinary::trailing_zeros(h) >= mwm.zeros())
         .collect())
 }
 

@@ -25,22 +25,24 @@ pub(crate) mod host_threads;
 mod job;
 mod options;
 pub(crate) mod registry;
+mod request;
 mod small;
 
 pub use bench::{bench_transaction, BenchResult, LatencyReport, Spread};
 pub use block::BlockPowResult;
-pub use builder::EngineBuilder;
+pub use builder::{BuiltFor, EngineBuilder};
 pub use options::{PowOptions, MAINNET_MWM};
 
 use crate::backend::cpu::CpuDevice;
-use crate::base::error::Error;
+use crate::base::error::{Error, InternalError};
 use crate::engine::host_threads::HostThreads;
 use crate::engine::registry::{expected_work, DeviceReport, Registry, Selection, WaitSpec};
 use crate::search::control::{SearchControl, StopReason};
 use crate::search::device::DeviceInfo;
-use crate::search::job::{CounterRange, SearchJob};
+use crate::search::job::{CounterRange, Mwm, SearchJob};
 use crate::ternary::transaction::Transaction;
 use job::Job;
+pub(crate) use request::Request;
 
 /// What a PoW call did.
 #[derive(Debug, Clone)]
@@ -137,7 +139,8 @@ impl Engine {
         EngineBuilder::default()
     }
 
-    /// Find a nonce so that the transaction's hash ends in `mwm` zero trits.
+    /// Find a nonce so that the transaction's hash ends in `mwm` zero trits (0..=243; above is
+    /// [`Error::InvalidMwm`]).
     pub fn pow(&self, tx: &Transaction, mwm: usize) -> Result<PowResult, Error> {
         self.pow_with(tx, &PowOptions::mwm(mwm))
     }
@@ -148,60 +151,42 @@ impl Engine {
     /// unhealthy and the search is retried on another allowed device; the error reaches the
     /// caller only when no allowed device is left.
     pub fn pow_with(&self, tx: &Transaction, opts: &PowOptions) -> Result<PowResult, Error> {
-        let started = Instant::now();
-        let deadline = opts.deadline_from(started);
-        crate::search::job::check_mwm(opts.mwm)?;
-        // A batch whose time ran out, or a cancelled one, costs no mid-state.
-        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            return Err(Error::Cancelled { nonces: 0 });
-        }
-        if deadline.is_some_and(|d| started >= d) {
-            return Err(Error::Timeout {
-                elapsed: Duration::ZERO,
-                nonces: 0,
-            });
-        }
-        let job = Arc::new(SearchJob::new(tx, opts.mwm)?);
-        self.search(&job, opts, started, deadline)
-            .map(|(transaction, report)| PowResult {
+        let mwm = opts.checked_mwm()?;
+        self.pow_request(tx, mwm, &Request::new(opts, Instant::now()))
+    }
+
+    /// One transaction's search of a request whose MWM is checked.
+    fn pow_request(&self, tx: &Transaction, mwm: Mwm, req: &Request) -> Result<PowResult, Error> {
+        self.run_request(req, || SearchJob::prepare(tx, mwm))
+            .map(|(_, transaction, report)| PowResult {
                 transaction,
                 report,
             })
     }
 
-    /// [`pow_with`](Self::pow_with) on a prepared job (attachToTangle builds its jobs from a
-    /// prefix state); `opts.mwm` is the job's.
-    pub(crate) fn pow_job(
+    /// The one entry from a request to a search: the pre-checks (cancelled, past the
+    /// deadline), then the job, built only when the search will run (a mid-state costs 32
+    /// transforms), then lease, run, verify, retry. Gives the job back with its result.
+    pub(crate) fn run_request<J: Job>(
         &self,
-        job: Arc<SearchJob>,
-        opts: &PowOptions,
-    ) -> Result<PowResult, Error> {
+        req: &Request,
+        job: impl FnOnce() -> J,
+    ) -> Result<(Arc<J>, J::Output, PowReport), Error> {
         let started = Instant::now();
-        let deadline = opts.deadline_from(started);
-        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            return Err(Error::Cancelled { nonces: 0 });
-        }
-        if deadline.is_some_and(|d| started >= d) {
-            return Err(Error::Timeout {
-                elapsed: Duration::ZERO,
-                nonces: 0,
-            });
-        }
-        self.search(&job, opts, started, deadline)
-            .map(|(transaction, report)| PowResult {
-                transaction,
-                report,
-            })
+        req.check_live(started)?;
+        let job = Arc::new(job());
+        let (output, report) = self.search(&job, req, started)?;
+        Ok((job, output, report))
     }
 
     /// Lease, run, verify, retry: the search of a prepared job.
     fn search<J: Job>(
         &self,
         job: &Arc<J>,
-        opts: &PowOptions,
+        req: &Request,
         started: Instant,
-        deadline: Option<Instant>,
     ) -> Result<(J::Output, PowReport), Error> {
+        let (opts, deadline) = (&req.opts, req.deadline);
         let reg = &self.inner.registry;
         let mut allowed = reg.allowed(&opts.selection);
         if allowed.is_empty() {
@@ -273,9 +258,10 @@ impl Engine {
                 Some(_) if !allowed.is_empty() => continue,
                 Some(_) => return Err(first_fault.take().expect("checked")),
                 None => {
-                    return Err(Error::NoDevice(
-                        "the device stopped without a nonce and without a reason".into(),
-                    ))
+                    return Err(InternalError::SearchEndedEmpty {
+                        device: reg.slots[indices[0]].info.id.clone(),
+                    }
+                    .into())
                 }
             }
         }
@@ -309,13 +295,17 @@ impl Engine {
             runs[k] = Some(run);
         }
         runs.into_iter()
-            .map(|r| {
-                r.unwrap_or(DeviceRun {
+            .zip(indices)
+            .map(|(r, &i)| {
+                r.unwrap_or_else(|| DeviceRun {
                     found: None,
                     nonces: 0,
-                    fault: Some(Error::NoDevice(
-                        "a device thread ended without a report".into(),
-                    )),
+                    fault: Some(
+                        InternalError::DeviceThreadLost {
+                            device: self.inner.registry.slots[i].info.id.clone(),
+                        }
+                        .into(),
+                    ),
                 })
             })
             .collect()
@@ -390,15 +380,17 @@ impl Engine {
         txs: &[Transaction],
         opts: &PowOptions,
     ) -> Vec<Result<PowResult, Error>> {
-        let mut opts = opts.clone();
-        opts.deadline = opts.deadline_from(Instant::now());
-        opts.timeout = None;
+        let req = Request::new(opts, Instant::now());
+        let mwm = match opts.checked_mwm() {
+            Ok(m) => m,
+            Err(e) => return vec![Err(e); txs.len()],
+        };
         // Small searches: one transaction per CPU worker (see small.rs); the rest below.
-        let mut results = self.pow_many_small(txs, &opts);
+        let mut results = self.pow_many_small(txs, mwm, &req);
         let pending: Vec<usize> = (0..txs.len()).filter(|&k| results[k].is_none()).collect();
         if pending.len() <= 1 {
             for k in pending {
-                results[k] = Some(self.pow_with(&txs[k], &opts));
+                results[k] = Some(self.pow_request(&txs[k], mwm, &req));
             }
             return results
                 .into_iter()
@@ -407,9 +399,9 @@ impl Engine {
         }
         let (rtx, rrx) = mpsc::channel();
         for k in pending {
-            let (engine, tx, opts, rtx) = (self.clone(), txs[k].clone(), opts.clone(), rtx.clone());
+            let (engine, tx, req, rtx) = (self.clone(), txs[k].clone(), req.clone(), rtx.clone());
             self.inner.runners.submit(move || {
-                let _ = rtx.send((k, engine.pow_with(&tx, &opts)));
+                let _ = rtx.send((k, engine.pow_request(&tx, mwm, &req)));
             });
         }
         drop(rtx);
@@ -418,9 +410,7 @@ impl Engine {
         }
         results
             .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| Err(Error::NoDevice("a runner ended without a report".into())))
-            })
+            .map(|r| r.unwrap_or_else(|| Err(InternalError::RunnerLost.into())))
             .collect()
     }
 

@@ -2,11 +2,13 @@
 
 use std::time::{Duration, Instant};
 
+use crate::base::error::Error;
 use crate::engine::registry::Selection;
 use crate::search::control::CancelToken;
+use crate::search::job::Mwm;
 
-/// The mainnet minimum weight magnitude, [`PowOptions::default`]'s MWM.
-pub const MAINNET_MWM: usize = 14;
+/// The mainnet minimum weight magnitude, [`PowOptions::default`]'s MWM ([`Mwm::MAINNET`]).
+pub const MAINNET_MWM: usize = Mwm::MAINNET.zeros();
 
 /// Options of one PoW call: built with [`PowOptions::mwm`] and the setters.
 ///
@@ -24,7 +26,9 @@ pub const MAINNET_MWM: usize = 14;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct PowOptions {
-    pub(crate) mwm: usize,
+    /// Checked where the number came in ([`PowOptions::mwm`]); a number out of range is kept
+    /// to be the call's [`Error::InvalidMwm`].
+    mwm: Result<Mwm, usize>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) deadline: Option<Instant>,
     pub(crate) cancel: Option<CancelToken>,
@@ -37,14 +41,36 @@ pub struct PowOptions {
 impl Default for PowOptions {
     /// Mainnet's MWM ([`MAINNET_MWM`]), no time limit, any device.
     fn default() -> Self {
-        PowOptions::mwm(MAINNET_MWM)
+        PowOptions::new(Mwm::MAINNET)
+    }
+}
+
+impl From<Mwm> for PowOptions {
+    fn from(mwm: Mwm) -> Self {
+        PowOptions::new(mwm)
     }
 }
 
 impl PowOptions {
     /// Options with this minimum weight magnitude (0..=243; mainnet 14, testnet 9) and nothing
-    /// else: no time limit, any device.
+    /// else: no time limit, any device. The number is checked here, once; one above 243 makes
+    /// the call that uses these options fail with [`Error::InvalidMwm`].
     pub fn mwm(mwm: usize) -> Self {
+        PowOptions::checked(Mwm::try_from(mwm).map_err(|_| mwm))
+    }
+
+    /// Options with this checked minimum weight magnitude and nothing else.
+    ///
+    /// ```
+    /// use curlpow::{Mwm, PowOptions};
+    /// let opts = PowOptions::new(Mwm::TESTNET);
+    /// assert_eq!(opts.min_weight_magnitude(), 9);
+    /// ```
+    pub fn new(mwm: Mwm) -> Self {
+        PowOptions::checked(Ok(mwm))
+    }
+
+    fn checked(mwm: Result<Mwm, usize>) -> Self {
         PowOptions {
             mwm,
             timeout: None,
@@ -57,27 +83,33 @@ impl PowOptions {
         }
     }
 
-    /// Change the minimum weight magnitude.
+    /// Change the minimum weight magnitude (checked as [`PowOptions::mwm`] checks it).
     pub fn with_mwm(mut self, mwm: usize) -> Self {
-        self.mwm = mwm;
+        self.mwm = Mwm::try_from(mwm).map_err(|_| mwm);
         self
     }
 
-    /// Give up this long after the call starts ([`Error::Timeout`](crate::Error::Timeout)),
+    /// Change the minimum weight magnitude to a checked one.
+    pub fn min_weight(mut self, mwm: Mwm) -> Self {
+        self.mwm = Ok(mwm);
+        self
+    }
+
+    /// Give up this long after the call starts ([`Error::Timeout`](crate::base::error::Error::Timeout)),
     /// waiting for a device included.
     pub fn timeout(mut self, t: Duration) -> Self {
         self.timeout = Some(t);
         self
     }
 
-    /// Give up at this instant ([`Error::Timeout`](crate::Error::Timeout)); with a
+    /// Give up at this instant ([`Error::Timeout`](crate::base::error::Error::Timeout)); with a
     /// [`timeout`](Self::timeout) too, the earlier wins.
     pub fn deadline(mut self, at: Instant) -> Self {
         self.deadline = Some(at);
         self
     }
 
-    /// Cancel from another thread ([`Error::Cancelled`](crate::Error::Cancelled)).
+    /// Cancel from another thread ([`Error::Cancelled`](crate::base::error::Error::Cancelled)).
     pub fn cancel(mut self, c: CancelToken) -> Self {
         self.cancel = Some(c);
         self
@@ -110,13 +142,21 @@ impl PowOptions {
         self
     }
 
-    /// The minimum weight magnitude.
+    /// The minimum weight magnitude, as it was given.
     pub fn min_weight_magnitude(&self) -> usize {
-        self.mwm
+        match self.mwm {
+            Ok(m) => m.zeros(),
+            Err(n) => n,
+        }
+    }
+
+    /// The checked minimum weight magnitude, or [`Error::InvalidMwm`] for a number above 243.
+    pub fn checked_mwm(&self) -> Result<Mwm, Error> {
+        self.mwm.map_err(Error::InvalidMwm)
     }
 
     /// The instant this call must end by, if any, for a call starting at `start`.
-    pub(crate) fn deadline_from(&self, start: Instant) -> Option<Instant> {
+    pub(super) fn deadline_from(&self, start: Instant) -> Option<Instant> {
         let t = self.timeout.and_then(|t| start.checked_add(t));
         match (t, self.deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),

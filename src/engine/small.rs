@@ -14,21 +14,20 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{stop_error, Engine, PowOptions, PowReport, PowResult};
+use super::{stop_error, Engine, PowReport, PowResult, Request};
 use crate::backend::cpu::batch::expected_work;
 use crate::base::error::Error;
 use crate::engine::registry::WaitSpec;
 use crate::search::control::SearchControl;
-use crate::search::job::{check_mwm, SearchJob};
+use crate::search::job::{Mwm, SearchJob};
 use crate::ternary::transaction::Transaction;
 
 /// The most expected nonces per transaction for one-per-worker searches when only the CPU is
-/// allowed: 3^10. Above it a split across the pool costs under 2% (the per-call timings are in
-/// `docs/benchmarks.md`, "Per-call latency").
+/// allowed: 3^10 (about 5 ms on one core). Above it a split across the pool costs under 2%.
 pub(crate) const SMALL_WORK: f64 = 59_049.0;
 
 /// The same when other devices are allowed too: 3^6 (under two transforms of the 512-lane
-/// kernel).
+/// kernel, about 0.1 ms on one core).
 pub(crate) const TINY_WORK: f64 = 729.0;
 
 /// Jobs per CPU lease, per worker: the lease is given back between chunks, so other callers
@@ -38,9 +37,10 @@ const JOBS_PER_WORKER: usize = 16;
 type Slot = Option<Result<PowResult, Error>>;
 
 impl Engine {
-    /// The small-search path of `pow_many` (`opts.deadline` already set, no timeout): an entry
-    /// per transaction, `None` where the normal path must run it.
-    pub(super) fn pow_many_small(&self, txs: &[Transaction], opts: &PowOptions) -> Vec<Slot> {
+    /// The small-search path of `pow_many` (one request for the batch): an entry per
+    /// transaction, `None` where the normal path must run it.
+    pub(super) fn pow_many_small(&self, txs: &[Transaction], mwm: Mwm, req: &Request) -> Vec<Slot> {
+        let (opts, deadline) = (&req.opts, req.deadline);
         let mut out: Vec<Slot> = (0..txs.len()).map(|_| None).collect();
         let reg = &self.inner.registry;
         let cpu = &self.inner.cpu;
@@ -58,24 +58,20 @@ impl Engine {
             return out;
         }
         let limit = if others { TINY_WORK } else { SMALL_WORK };
-        if opts.latency || txs.len() < 2 || check_mwm(opts.mwm).is_err() {
+        if opts.latency || txs.len() < 2 {
             return out;
         }
-        if expected_work(opts.mwm) > limit {
+        if expected_work(mwm.zeros()) > limit {
             return out;
         }
         let started = Instant::now();
         let refs: Vec<&Transaction> = txs.iter().collect();
         let mids = crate::engine::hash_batch::midstates(cpu, &refs);
-        let jobs: Vec<SearchJob> = match txs
+        let jobs: Vec<SearchJob> = txs
             .iter()
             .zip(&mids)
-            .map(|(t, m)| SearchJob::with_midstate(t, opts.mwm, m))
-            .collect()
-        {
-            Ok(j) => j,
-            Err(_) => return out,
-        };
+            .map(|(t, m)| SearchJob::with_midstate(t, mwm, m))
+            .collect();
         let workers = opts
             .cpu_threads
             .map_or(cpu.threads(), |n| n.min(cpu.threads()));
@@ -85,9 +81,9 @@ impl Engine {
             let range = first..(first + chunk).min(jobs.len());
             let lease = reg.acquire(WaitSpec {
                 allowed: vec![ci],
-                work: crate::engine::registry::expected_work(opts.mwm) * range.len() as f64,
+                work: crate::engine::registry::expected_work(mwm.zeros()) * range.len() as f64,
                 all: false,
-                deadline: opts.deadline,
+                deadline,
                 cancel: opts.cancel.as_ref(),
                 cpu_fallback: true,
             });
@@ -111,7 +107,7 @@ impl Engine {
                 Err(_) => return out,
             };
             let _in_flight = reg.enter(ci);
-            let ctl = SearchControl::new(opts.cancel.clone(), opts.deadline)
+            let ctl = SearchControl::new(opts.cancel.clone(), deadline)
                 .with_max_threads(opts.cpu_threads);
             let t0 = Instant::now();
             let runs = cpu.search_each(&jobs[range.clone()], &ctl);

@@ -1,6 +1,6 @@
 //! One PoW search prepared for the devices ([`SearchJob`]): the mid-state before the last
-//! transform, the minimum weight, and the host check of a device's answer. The nonce layout it
-//! fills is in `search::nonce`.
+//! transform, the minimum weight ([`Mwm`]), and the host check of a device's answer. The nonce
+//! layout it fills is in `search::nonce`.
 
 use crate::base::error::Error;
 pub use crate::search::nonce::*;
@@ -13,7 +13,7 @@ use crate::ternary::trinary::Trit;
 #[derive(Clone)]
 pub struct SearchJob {
     tx: Transaction,
-    mwm: usize,
+    mwm: Mwm,
     /// Curl state after absorbing blocks 1..32, with the last block written over the rate and the
     /// nonce field zeroed (lane and counter trits zero).
     state: [Trit; STATE_LEN],
@@ -35,27 +35,27 @@ impl std::fmt::Debug for SearchJob {
 
 impl SearchJob {
     /// Prepare a search: absorbs the first 32 blocks (the mid-state) once, with the host's fast
-    /// transform (tested against the reference).
+    /// transform (tested against the reference). An `mwm` above 243 is [`Error::InvalidMwm`]
+    /// (the crate itself prepares its jobs with [`SearchJob::prepare`], from a checked [`Mwm`]).
     pub fn new(tx: &Transaction, mwm: usize) -> Result<Self, Error> {
-        check_mwm(mwm)?;
+        Ok(Self::prepare(tx, Mwm::try_from(mwm)?))
+    }
+
+    /// [`SearchJob::new`] with a checked MWM.
+    pub fn prepare(tx: &Transaction, mwm: Mwm) -> Self {
         // The transaction holds only trits, in 32 whole blocks here.
         let mid =
             crate::ternary::curl::planes::absorb(&tx.trits()[..LAST_BLOCK], PlanesKernel::detect());
-        Ok(Self::from_planes(tx, mwm, mid))
+        Self::from_planes(tx, mwm, mid)
     }
 
     /// Prepare a search from a mid-state computed elsewhere on the host (a batch of them at once:
     /// [`crate::engine::hash_batch::midstates`]): `mid` is the sponge state after the first 32 blocks.
-    pub(crate) fn with_midstate(
-        tx: &Transaction,
-        mwm: usize,
-        mid: &[Trit; STATE_LEN],
-    ) -> Result<Self, Error> {
-        check_mwm(mwm)?;
-        Ok(Self::from_planes(tx, mwm, Planes::from_trits(mid)))
+    pub(crate) fn with_midstate(tx: &Transaction, mwm: Mwm, mid: &[Trit; STATE_LEN]) -> Self {
+        Self::from_planes(tx, mwm, Planes::from_trits(mid))
     }
 
-    fn from_planes(tx: &Transaction, mwm: usize, mut planes: Planes) -> SearchJob {
+    fn from_planes(tx: &Transaction, mwm: Mwm, mut planes: Planes) -> SearchJob {
         planes.set_limbs(0, &tx.trits()[LAST_BLOCK..]);
         planes.set_limbs(NONCE_LIMB, &[0; HASH_LEN - NONCE_OFFSET]);
         SearchJob {
@@ -72,22 +72,22 @@ impl SearchJob {
     /// trunk depends on the previous result (attachToTangle) pays 2 transforms per step, not
     /// 32. `prefix` must be `prefix_state` of a transaction with the same trits
     /// `0..PREFIX_TRITS` as `tx`; [`SearchJob::verify`] still checks every hit on the host.
-    pub(crate) fn from_prefix(
-        tx: &Transaction,
-        mwm: usize,
-        prefix: &[Trit; STATE_LEN],
-    ) -> Result<Self, Error> {
-        check_mwm(mwm)?;
+    pub(crate) fn from_prefix(tx: &Transaction, mwm: Mwm, prefix: &[Trit; STATE_LEN]) -> Self {
         let kernel = PlanesKernel::detect();
         let mut mid = Planes::from_trits(prefix);
         for block in tx.trits()[PREFIX_TRITS..LAST_BLOCK].chunks_exact(HASH_LEN) {
             mid.absorb_block(block, kernel);
         }
-        Ok(Self::from_planes(tx, mwm, mid))
+        Self::from_planes(tx, mwm, mid)
+    }
+
+    /// The minimum weight magnitude, as the trailing-zero count it is compared with.
+    pub fn mwm(&self) -> usize {
+        self.mwm.zeros()
     }
 
     /// The minimum weight magnitude.
-    pub fn mwm(&self) -> usize {
+    pub fn min_weight(&self) -> Mwm {
         self.mwm
     }
 
@@ -95,7 +95,7 @@ impl SearchJob {
     pub(crate) fn kernel_job(&self) -> crate::search::layout::KernelJob<'_> {
         crate::search::layout::KernelJob::new(
             &self.state,
-            self.mwm,
+            self.mwm.zeros(),
             crate::search::layout::Layout::Transaction,
         )
     }
@@ -135,7 +135,7 @@ impl SearchJob {
         let mut p = self.planes;
         p.set_limbs(NONCE_LIMB, nonce);
         PlanesKernel::detect().run(&mut p);
-        if p.rate_trailing_zeros() < self.mwm {
+        if p.rate_trailing_zeros() < self.mwm.zeros() {
             return None;
         }
         let mut tx = self.tx.clone();
@@ -163,12 +163,93 @@ pub(crate) fn prefix_state(tx: &Transaction) -> [Trit; STATE_LEN] {
         .trits()
 }
 
-/// Check a minimum weight magnitude (0..=243).
-pub fn check_mwm(mwm: usize) -> Result<(), Error> {
-    if mwm > HASH_LEN {
-        Err(Error::InvalidMwm(mwm))
-    } else {
-        Ok(())
+/// A minimum weight magnitude: the trailing zero trits a transaction's hash needs, 0..=243,
+/// checked once where the number enters ([`Mwm::new`], `TryFrom`), so nothing past that point
+/// checks it again.
+///
+/// ```
+/// use curlpow::Mwm;
+/// assert_eq!(Mwm::new(14)?, Mwm::MAINNET);
+/// assert_eq!(Mwm::try_from(9usize)?.get(), 9);
+/// assert!(matches!(Mwm::try_from(244u32), Err(curlpow::Error::InvalidMwm(244))));
+/// # Ok::<(), curlpow::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Mwm(u8);
+
+impl Mwm {
+    /// Mainnet's minimum weight magnitude, 14.
+    pub const MAINNET: Mwm = Mwm(14);
+    /// The testnets' (devnet's) minimum weight magnitude, 9.
+    pub const TESTNET: Mwm = Mwm(9);
+    /// The largest: every trit of the hash zero.
+    pub const MAX: Mwm = Mwm(HASH_LEN as u8);
+
+    /// `mwm` if it is at most 243, else [`Error::InvalidMwm`].
+    pub const fn new(mwm: u8) -> Result<Mwm, Error> {
+        if mwm as usize > HASH_LEN {
+            Err(Error::InvalidMwm(mwm as usize))
+        } else {
+            Ok(Mwm(mwm))
+        }
+    }
+
+    /// The number.
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+
+    /// The number as the trailing-zero counts it is compared with.
+    pub const fn zeros(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl std::fmt::Display for Mwm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<Mwm> for usize {
+    fn from(m: Mwm) -> usize {
+        m.zeros()
+    }
+}
+
+impl From<Mwm> for u8 {
+    fn from(m: Mwm) -> u8 {
+        m.0
+    }
+}
+
+impl TryFrom<u8> for Mwm {
+    type Error = Error;
+    fn try_from(mwm: u8) -> Result<Mwm, Error> {
+        Mwm::new(mwm)
+    }
+}
+
+impl TryFrom<usize> for Mwm {
+    type Error = Error;
+    fn try_from(mwm: usize) -> Result<Mwm, Error> {
+        u8::try_from(mwm)
+            .map_err(|_| Error::InvalidMwm(mwm))
+            .and_then(Mwm::new)
+    }
+}
+
+impl TryFrom<u32> for Mwm {
+    type Error = Error;
+    fn try_from(mwm: u32) -> Result<Mwm, Error> {
+        Mwm::try_from(mwm as usize)
+    }
+}
+
+impl TryFrom<u64> for Mwm {
+    type Error = Error;
+    fn try_from(mwm: u64) -> Result<Mwm, Error> {
+        Mwm::try_from(usize::try_from(mwm).unwrap_or(usize::MAX))
     }
 }
 
@@ -200,6 +281,40 @@ mod tests {
         let mut negative = [0; NONCE_TRITS];
         negative[47] = -1;
         assert_eq!(hit_of_nonce(&negative), None);
+    }
+
+    #[test]
+    fn an_mwm_is_0_to_243_whatever_the_integer_type() {
+        assert_eq!(Mwm::new(0).unwrap().get(), 0);
+        assert_eq!(Mwm::new(243).unwrap(), Mwm::MAX);
+        assert!(matches!(Mwm::new(244), Err(Error::InvalidMwm(244))));
+        assert!(matches!(Mwm::new(255), Err(Error::InvalidMwm(255))));
+        assert_eq!(Mwm::try_from(14usize).unwrap(), Mwm::MAINNET);
+        assert_eq!(Mwm::try_from(9u32).unwrap(), Mwm::TESTNET);
+        assert!(matches!(
+            Mwm::try_from(256usize),
+            Err(Error::InvalidMwm(256))
+        ));
+        assert!(matches!(
+            Mwm::try_from(usize::MAX),
+            Err(Error::InvalidMwm(usize::MAX))
+        ));
+        assert!(Mwm::try_from(1u64 << 40).is_err());
+        assert_eq!(usize::from(Mwm::MAINNET), 14);
+        assert_eq!(Mwm::TESTNET.to_string(), "9");
+        assert!(Mwm::TESTNET < Mwm::MAINNET);
+    }
+
+    #[test]
+    fn a_job_keeps_its_mwm() {
+        let tx =
+            Transaction::from_trits(&[0; crate::ternary::transaction::TRANSACTION_TRITS]).unwrap();
+        assert_eq!(SearchJob::new(&tx, 9).unwrap().min_weight(), Mwm::TESTNET);
+        assert!(matches!(
+            SearchJob::new(&tx, 244),
+            Err(Error::InvalidMwm(244))
+        ));
+        assert_eq!(SearchJob::prepare(&tx, Mwm::MAINNET).mwm(), 14);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The library's engine, one test binary: the core (trinary, the scalar Curl-P-81 reference, the
-//! CPU search), every CPU kernel, the per-call paths, device selection and `attach_to_tangle`.
+//! CPU search), every CPU kernel, the per-call paths, where a request enters (`request`), device
+//! selection and `attach_to_tangle`.
 //! Each module is one former test file; `cargo test --test engine core::` runs one of them.
 
 #[path = "../attach_check/mod.rs"]
@@ -14,4 +15,5 @@ mod core;
 mod cpu_kernels;
 mod layers;
 mod per_call;
+mod request;
 mod selection;

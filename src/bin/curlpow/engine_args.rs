@@ -157,7 +157,11 @@ pub fn build_engine_with(
     extra: Vec<Arc<dyn Device>>,
     local: bool,
 ) -> Result<(Engine, Selection)> {
-    let mut b = Engine::builder().pin_threads(a.pin);
+    let mut b = Engine::builder()
+        .pin_threads(a.pin)
+        .include_software(a.software)
+        .force_32bit_lanes(a.wgpu_32bit)
+        .local_devices(local);
     if let Some(n) = c.threads {
         b = b.threads(n);
     }
@@ -168,47 +172,12 @@ pub fn build_engine_with(
     for (i, spec) in c.faults.iter().enumerate() {
         b = b.add_device(curlpow::fault::FaultDevice::new(i, *spec));
     }
-    let backends = c.backends.clone();
-    // Naming a software device (PoCL, lavapipe) or a GPU backend on a host without GPUs must
-    // find it, so naming devices lets software drivers be discovered.
-    let software = a.software || !a.device.is_empty();
-    b = b.include_software(software).force_32bit_lanes(a.wgpu_32bit);
-    // Discover only what can be used: the named backends, else the backends of the named
-    // devices (`--device cpu` loads no GPU driver), else every compiled one.
-    let mut discover = backends.clone();
-    if discover.is_empty() {
-        for id in &a.device {
-            let be = match id.split(':').next() {
-                // Test devices are added, not discovered.
-                Some("fault") => Some(Backend::Cpu),
-                Some(prefix) => Backend::from_name(prefix),
-                None => None,
-            };
-            if let Some(be) = be {
-                if !discover.contains(&be) {
-                    discover.push(be);
-                }
-            }
-        }
-    }
-    if !discover.is_empty() {
-        if !discover.contains(&Backend::Cpu) {
-            discover.push(Backend::Cpu);
-        }
-        b = b.backends(&discover);
-    }
     let has_extra = !extra.is_empty();
     for d in extra {
         b = b.add_device(d);
     }
-    if !local {
-        b = b.backends(&[]);
-        if c.threads.is_none() {
-            b = b.threads(1);
-        }
-    }
     let mut sel = Selection {
-        backends,
+        backends: c.backends.clone(),
         devices: a.device.clone(),
         exclude: a.exclude.clone(),
     };
@@ -216,16 +185,15 @@ pub fn build_engine_with(
     if has_extra && !sel.backends.is_empty() {
         sel.backends.push(Backend::Custom);
     }
-    let mut engine = b.clone().build()?;
-    // `--backend opencl` (or wgpu) on a host whose only driver of that API is a software one
-    // (PoCL, lavapipe) asks for that driver: look again with software drivers allowed.
-    if !software && !sel.backends.is_empty() && engine.check_selection(&sel).is_err() {
-        let again = b.include_software(true).build()?;
-        if again.check_selection(&sel).is_ok() {
-            errln!("curlpow: note: no hardware device for the selected backend; using its software driver");
-            engine = again;
-        }
+    // Which backends are discovered, software drivers for named devices, the second look
+    // with software drivers for a backend that has only those: the builder's policy.
+    let built = b.build_for(&sel)?;
+    if built.software_fallback {
+        errln!(
+            "curlpow: note: no hardware device for the selected backend; using its software driver"
+        );
     }
+    let engine = built.engine;
     // Discovery notes (a skipped software adapter, a driver that did not answer) matter when
     // the caller asked for devices; a plain `pow` on a headless box stays quiet.
     if a.verbose || !a.backend.is_empty() || !a.device.is_empty() {

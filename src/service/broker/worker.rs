@@ -597,7 +597,10 @@ async fn handle(shared: Arc<Shared>, ch: Channel, d: Delivery, cancel: CancelTok
         Ok(Err(e)) => return pow_failed(&shared, &ch, &d, &reply_to, &e).await,
         Err(e) => {
             tracing::error!("the PoW task failed: {e}");
-            return pow_failed(&shared, &ch, &d, &reply_to, &Error::Pool(e.to_string())).await;
+            let e = crate::base::error::InternalError::TaskFailed {
+                message: e.to_string(),
+            };
+            return pow_failed(&shared, &ch, &d, &reply_to, &e.into()).await;
         }
     };
     let nonces = done.report.nonces;

@@ -47,8 +47,8 @@ pub struct AttachRequest {
     pub trunk: Hash,
     /// `branchTransaction`.
     pub branch: Hash,
-    /// `minWeightMagnitude`.
-    pub mwm: usize,
+    /// `minWeightMagnitude`, checked here.
+    pub mwm: crate::search::job::Mwm,
     /// `trytes`, in request order.
     pub transactions: Vec<Transaction>,
 }
@@ -103,7 +103,13 @@ pub fn parse_attach(
             limits.max_mwm
         )));
     }
-    let mwm = mwm as usize;
+    // `max_mwm` is at most 243 in a checked config; a larger one still stops at 243 here.
+    let mwm = crate::search::job::Mwm::try_from(mwm as usize).map_err(|_| {
+        ApiError::bad(format!(
+            "Invalid minWeightMagnitude input: expected a number from 0 to {}, got {mwm_value}",
+            crate::search::job::Mwm::MAX
+        ))
+    })?;
     let list = field(req, "trytes")?.as_array().ok_or_else(|| {
         ApiError::bad("Invalid trytes input: expected an array of 2673-tryte strings")
     })?;
@@ -245,7 +251,7 @@ mod tests {
     #[test]
     fn a_good_request_parses_and_the_mwm_is_truncated() {
         let r = parse_attach(&req(good()), L).unwrap();
-        assert_eq!(r.mwm, 9);
+        assert_eq!(r.mwm, crate::search::job::Mwm::TESTNET);
         assert_eq!(r.transactions.len(), 1);
     }
 

@@ -435,7 +435,7 @@ async fn attach(
         .config
         .pow
         .clone()
-        .with_mwm(req.mwm)
+        .min_weight(req.mwm)
         .cancel(ticket.cancel.clone());
     if let Some(d) = deadline {
         opts = opts.deadline(d);
@@ -459,7 +459,7 @@ async fn attach(
             tracing::info!(
                 client = %client,
                 transactions = n,
-                mwm = req.mwm,
+                mwm = req.mwm.get(),
                 nonces = done.nonces(),
                 ms = elapsed.as_millis() as u64,
                 "attached"

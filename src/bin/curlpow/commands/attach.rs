@@ -49,7 +49,7 @@ fn hash_arg(flag: &str, s: &str) -> Result<Hash, UsageError> {
 pub fn run(a: AttachArgs) -> Result<ExitCode> {
     let trunk = hash_arg("--trunk", &a.trunk)?;
     let branch = hash_arg("--branch", &a.branch)?;
-    curlpow::internal::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
+    let mwm = curlpow::Mwm::try_from(a.mwm).map_err(|e| UsageError(e.to_string()))?;
     let checked = a.engine.check()?;
     let mut out = Stdout::open()?;
     let mut input = Input::open(&a.input)?;
@@ -73,7 +73,7 @@ pub fn run(a: AttachArgs) -> Result<ExitCode> {
     }
     let (engine, selection) = build_engine(&a.engine, &checked)?;
     let started = Instant::now();
-    let mut opts = PowOptions::mwm(a.mwm).selection(selection);
+    let mut opts = PowOptions::new(mwm).selection(selection);
     if let Some(d) = a.timeout.and_then(|t| started.checked_add(t)) {
         opts = opts.deadline(d);
     }

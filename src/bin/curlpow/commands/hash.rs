@@ -109,7 +109,8 @@ fn hasher() -> Result<Engine> {
 const VERIFY_CHUNK: usize = 512;
 
 pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
-    curlpow::internal::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
+    // Checked before any input is read: a bad one is a usage error even for empty input.
+    curlpow::Mwm::try_from(a.mwm).map_err(|e| UsageError(e.to_string()))?;
     let mut out = Stdout::open()?;
     let mut input = Input::open(&a.input)?;
     input.check_lines(MAX_TX_LINE, "2673 trytes", |b| parse_tx(b).map(drop))?;

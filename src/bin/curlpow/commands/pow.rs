@@ -50,7 +50,7 @@ pub struct PowArgs {
 }
 
 pub fn run(a: PowArgs) -> Result<ExitCode> {
-    curlpow::internal::search::check_mwm(a.mwm).map_err(|e| UsageError(e.to_string()))?;
+    let mwm = curlpow::Mwm::try_from(a.mwm).map_err(|e| UsageError(e.to_string()))?;
     let checked = a.engine.check()?;
     let mut out = Stdout::open()?;
     let mut input = Input::open(&a.input)?;
@@ -66,9 +66,7 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
     let (engine, selection) = build_engine(&a.engine, &checked)?;
     expected_time::announce(&engine, &selection, a.mwm, count, a.quiet);
     let started = Instant::now();
-    let mut opts = PowOptions::mwm(a.mwm)
-        .selection(selection)
-        .latency(a.latency);
+    let mut opts = PowOptions::new(mwm).selection(selection).latency(a.latency);
     if let Some(t) = a.timeout {
         if let Some(d) = started.checked_add(t) {
             opts = opts.deadline(d);
