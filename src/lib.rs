@@ -72,6 +72,7 @@ pub mod server;
 pub mod signals;
 mod transaction;
 mod trinary;
+mod util;
 #[cfg(feature = "wgpu")]
 #[doc(hidden)]
 pub mod wgpu;
@@ -118,6 +119,7 @@ pub mod internal {
     #[cfg(feature = "opencl")]
     pub use crate::opencl;
     pub use crate::search;
+    pub use crate::util::line_reader;
     #[cfg(feature = "wgpu")]
     pub use crate::wgpu;
     pub use crate::xorshift;

@@ -1,0 +1,3 @@
+//! Utilities the library and its binary share.
+
+pub mod line_reader;
