@@ -15,20 +15,17 @@
 //! - `serve path`: `Engine::pow` on `remote_devices` (what `curlpow serve --broker` does: a
 //!   correlation id per job, the answer verified on the host), one job after another.
 
-#[path = "../tests/broker_client/mod.rs"]
-mod broker_client;
-
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use broker_client::{broker_url, Amqp};
 use curlpow::broker::protocol::format_request;
 use curlpow::broker::{remote_devices, BrokerUrl, RemoteConfig};
 use curlpow::device::{CounterRange, SearchControl, SearchJob};
 use curlpow::{Backend, Engine, Transaction};
+use curlpow_testkit::broker_client::{self, broker_url, Amqp};
 
 /// `n` distinct transactions (xorshift trits, deterministic).
 fn transactions(n: usize, seed: u64) -> Vec<Transaction> {

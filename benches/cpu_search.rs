@@ -21,9 +21,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use curlpow::device::SearchJob;
 use curlpow::{CpuKernel, Engine};
-
-#[path = "../tests/common/mod.rs"]
-mod common;
+use curlpow_testkit::common;
 
 const MWM: usize = 11;
 

@@ -24,9 +24,7 @@ use crypto::encoding::ternary::{T1B1Buf, TritBuf};
 use crypto::hashes::ternary::curl_p::{CurlP, CurlPBatchHasher, BATCH_SIZE};
 use curlpow::internal::PlanesKernel;
 use curlpow::{Backend, Engine, PowOptions, Transaction};
-
-#[path = "../tests/common/mod.rs"]
-mod common;
+use curlpow_testkit::common;
 
 fn transform(c: &mut Criterion) {
     let mut g = c.benchmark_group("transform");

@@ -18,9 +18,7 @@ use curlpow::device::{CounterRange, SearchJob};
 use curlpow::internal::cpu::{CpuDevice, PoolConfig};
 use curlpow::internal::{Counters, Worker};
 use curlpow::{CancelToken, CpuKernel, Engine, PowOptions};
-
-#[path = "../tests/common/mod.rs"]
-mod common;
+use curlpow_testkit::common;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);

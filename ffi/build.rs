@@ -8,6 +8,12 @@
 use std::path::PathBuf;
 
 fn main() {
+    // The package is `curlpow-dcurl` or `curlpow-ccurl`; its library `dcurl` or `ccurl`. The
+    // tests (`tests/c_api/`, shared by both packages) read it as `cfg(curlpow_ffi = "...")`.
+    let pkg = std::env::var("CARGO_PKG_NAME").expect("set by cargo");
+    let lib = pkg.strip_prefix("curlpow-").unwrap_or(&pkg).to_string();
+    println!("cargo:rustc-check-cfg=cfg(curlpow_ffi, values(\"dcurl\", \"ccurl\"))");
+    println!("cargo:rustc-cfg=curlpow_ffi=\"{lib}\"");
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let script = manifest.join("..").join("exports.map");
     println!("cargo:rerun-if-changed={}", script.display());
@@ -20,9 +26,6 @@ fn main() {
             "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
             script.display()
         );
-        // The package is `curlpow-dcurl` or `curlpow-ccurl`; its library `dcurl` or `ccurl`.
-        let pkg = std::env::var("CARGO_PKG_NAME").expect("set by cargo");
-        let lib = pkg.strip_prefix("curlpow-").unwrap_or(&pkg);
         let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("set by cargo");
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,lib{lib}.so.{major}");
     }

@@ -22,7 +22,7 @@ if pkg-config --exists OpenCL 2>/dev/null || compgen -G "/usr/lib/*/libOpenCL.so
 else
     echo "note: libOpenCL.so not found: building without the opencl backend (apt-get install ocl-icd-opencl-dev)" >&2
 fi
-# libtest captures what a passing test prints, so each skip (tests/common/skip.rs) is also
+# libtest captures what a passing test prints, so each skip (testkit/src/skip.rs) is also
 # appended to this file, and listed, with its reason, after cargo test's own summary.
 skips=$(mktemp)
 trap 'rm -f "$skips"' EXIT

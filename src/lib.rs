@@ -118,6 +118,7 @@ pub mod internal {
     #[cfg(feature = "wgpu")]
     pub use crate::backend::wgpu;
     pub use crate::base::lazy_deque;
+    pub use crate::base::line_reader;
     pub use crate::search::bitslice;
     pub use crate::search::control::{Counters, StopReason, Worker};
     pub use crate::search::job as search;

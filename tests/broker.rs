@@ -9,9 +9,7 @@
 //! restart test stops and starts the local broker's application with `rabbitmqctl`, so it runs
 //! alone (the others hold a shared lock it takes exclusively).
 
-mod attach_check;
-mod broker_client;
-mod common;
+use curlpow_testkit::{attach_check, broker_client, common};
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};

@@ -6,3 +6,4 @@
 pub mod error;
 pub mod kinds;
 pub mod lazy_deque;
+pub mod line_reader;

@@ -1,10 +1,10 @@
-//! The fuzz targets' properties (`fuzz/checks.rs`) on pseudo-random inputs, in the regular test
+//! The fuzz targets' properties (`curlpow_testkit::checks`) on pseudo-random inputs, in the regular test
 //! run: the tryte and transaction parsers and the CLI's line reader, a bounded number of cases
 //! shaped like what breaks parsers (trytes with a few wrong characters, invisible characters,
 //! bad UTF-8, line ends). `scripts/fuzz.sh` runs the same checks under libFuzzer.
 
-#[path = "../../fuzz/checks.rs"]
-mod checks;
+use curlpow_testkit::checks;
+
 use crate::common;
 
 use common::Rng;

@@ -3,10 +3,7 @@
 //! selection and `attach_to_tangle`.
 //! Each module is one former test file; `cargo test --test engine core::` runs one of them.
 
-#[path = "../attach_check/mod.rs"]
-mod attach_check;
-#[path = "../common/mod.rs"]
-mod common;
+use curlpow_testkit::{attach_check, common};
 
 mod attach;
 mod block;

@@ -8,10 +8,6 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn require() -> bool {
-    std::env::var("CURLPOW_REQUIRE_GPU_STATIC").is_ok_and(|v| v == "1")
-}
-
 /// The script's JSON lines, or `None` (skipped) when a tool is missing.
 fn run_script(args: &[&str]) -> Option<Vec<Value>> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gpu-static.sh");
@@ -24,12 +20,7 @@ fn run_script(args: &[&str]) -> Option<Vec<Value>> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.code() == Some(2) {
         let why = stderr.trim();
-        if require() {
-            panic!("CURLPOW_REQUIRE_GPU_STATIC=1 but {why}");
-        }
-        crate::common::skip(&format!(
-            "{why} (set CURLPOW_REQUIRE_GPU_STATIC=1 to make this a failure)"
-        ));
+        curlpow_testkit::skip::skip_unless_required("CURLPOW_REQUIRE_GPU_STATIC", why);
         return None;
     }
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -2,8 +2,7 @@
 //! one test binary: `opencl` (with the `opencl` feature) and `wgpu` (with `wgpu`). Without a
 //! device a test skips visibly; `CURLPOW_REQUIRE_BACKENDS=opencl,wgpu` makes that a failure.
 
-#[path = "../common/mod.rs"]
-mod common;
+use curlpow_testkit::common;
 
 mod block_gpu;
 // These two run the `curlpow` binary (built with the `cli` feature).

@@ -7,25 +7,14 @@
 //! with a visible `SKIPPED:` line; with `CURLPOW_REQUIRE_COMPAT=1` (CI) a skip is a failure.
 //! (PyOTA 2.1.0 was tried too: its `pysha3` dependency does not build on Python 3.11.)
 
-use crate::common;
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-fn required() -> bool {
-    std::env::var("CURLPOW_REQUIRE_COMPAT").is_ok_and(|v| v == "1")
-}
-
 fn skip(why: &str) {
-    if required() {
-        panic!("CURLPOW_REQUIRE_COMPAT=1 but {why}");
-    }
-    common::skip(&format!(
-        "{why} (set CURLPOW_REQUIRE_COMPAT=1 to make this a failure)"
-    ));
+    curlpow_testkit::skip::skip_unless_required("CURLPOW_REQUIRE_COMPAT", why);
 }
 
 #[test]

@@ -4,12 +4,10 @@
 //! against it (`compat`) and the status page in headless Chromium (`status_page`).
 //! `cargo test --test server compat::` runs one of them.
 
-#[path = "../attach_check/mod.rs"]
-mod attach_check;
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../server_support/mod.rs"]
-mod server_support;
+use curlpow_testkit::{attach_check, common, server_support};
+
+/// The `curlpow` binary under test.
+const BIN: &str = env!("CARGO_BIN_EXE_curlpow");
 
 mod compat;
 mod serve_signals;

@@ -76,15 +76,18 @@ fn stop_with(signal: libc::c_int, name: &str) {
     if !drivers_present() {
         return;
     }
-    let mut srv = Srv::start(&[
-        "--software",
-        "--concurrency",
-        "8",
-        "--per-client",
-        "8",
-        "--shutdown-grace",
-        "120",
-    ]);
+    let mut srv = Srv::start(
+        crate::BIN,
+        &[
+            "--software",
+            "--concurrency",
+            "8",
+            "--per-client",
+            "8",
+            "--shutdown-grace",
+            "120",
+        ],
+    );
     let jobs = attaches(&srv, 6);
     // Every attach in flight (running) before the signal: a request not yet sent then would
     // be refused, rightly, as a new connection during shutdown.

@@ -34,7 +34,7 @@ fn answered(v: &Value) -> Vec<Transaction> {
 
 #[test]
 fn attach_chains_and_sets_fields_as_iri() {
-    let srv = Srv::start(&[]);
+    let srv = Srv::start(crate::BIN, &[]);
     let (trunk, branch, request) = attach_check::iota_js_bundle();
     let before = attach_check::now_ms();
     let (status, v, _) = srv.post(&attach_body(&trunk, &branch, 9, &request));
@@ -62,7 +62,7 @@ fn attach_chains_and_sets_fields_as_iri() {
 
 #[test]
 fn node_info_health_and_metrics() {
-    let srv = Srv::start(&[]);
+    let srv = Srv::start(crate::BIN, &[]);
     let (status, v, _) = srv.post(r#"{"command":"getNodeInfo"}"#);
     assert_eq!(status, 200);
     assert_eq!(v["appName"], "curlpow");
@@ -93,7 +93,7 @@ fn node_info_health_and_metrics() {
 
 #[test]
 fn every_bad_request_is_answered_with_what_is_wrong() {
-    let srv = Srv::start(&["--max-requests-list", "2"]);
+    let srv = Srv::start(crate::BIN, &["--max-requests-list", "2"]);
     let tx = "9".repeat(2673);
     let a = "A".repeat(81);
     let attach = |over: &[(&str, Value)], remove: &str| {
@@ -210,8 +210,12 @@ fn basic_auth_from_a_file_or_the_environment() {
         )
     };
     for srv in [
-        Srv::start(&["--remote-auth-file", path]),
-        Srv::start_with_env(&[], &[("CURLPOW_REMOTE_AUTH", "alice:s3cret:x")]),
+        Srv::start(crate::BIN, &["--remote-auth-file", path]),
+        Srv::start_with_env(
+            crate::BIN,
+            &[],
+            &[("CURLPOW_REMOTE_AUTH", "alice:s3cret:x")],
+        ),
     ] {
         let info = r#"{"command":"getNodeInfo"}"#;
         for auth in [None, Some(b64("alice:wrong")), Some(b64("bob:s3cret:x"))] {
@@ -253,7 +257,7 @@ fn endless_attach(srv: &Srv, seed: u64) -> std::thread::JoinHandle<(u16, Value, 
 
 #[test]
 fn interrupt_stops_the_attaches_and_they_answer_empty_trytes() {
-    let srv = Srv::start(&["--max-mwm", "40"]);
+    let srv = Srv::start(crate::BIN, &["--max-mwm", "40"]);
     let a = endless_attach(&srv, 1);
     srv.wait_running(1);
     let (status, v, _) = srv.post(r#"{"command":"interruptAttachingToTangle"}"#);
@@ -267,16 +271,19 @@ fn interrupt_stops_the_attaches_and_they_answer_empty_trytes() {
 
 #[test]
 fn a_full_queue_answers_503_with_retry_after_at_once() {
-    let srv = Srv::start(&[
-        "--max-mwm",
-        "40",
-        "--concurrency",
-        "1",
-        "--queue",
-        "1",
-        "--per-client-queue",
-        "1",
-    ]);
+    let srv = Srv::start(
+        crate::BIN,
+        &[
+            "--max-mwm",
+            "40",
+            "--concurrency",
+            "1",
+            "--queue",
+            "1",
+            "--per-client-queue",
+            "1",
+        ],
+    );
     let running = endless_attach(&srv, 2);
     srv.wait_running(1);
     let waiting = endless_attach(&srv, 3);
@@ -318,7 +325,7 @@ fn a_full_queue_answers_503_with_retry_after_at_once() {
 
 #[test]
 fn a_request_past_its_time_limit_is_a_503() {
-    let srv = Srv::start(&["--max-mwm", "40", "--request-timeout", "0.5"]);
+    let srv = Srv::start(crate::BIN, &["--max-mwm", "40", "--request-timeout", "0.5"]);
     let t0 = Instant::now();
     let (status, v, _) = srv.post(&attach_body(
         &Hash::NULL,
@@ -338,7 +345,7 @@ fn a_request_past_its_time_limit_is_a_503() {
 
 #[test]
 fn sigterm_lets_attaches_in_flight_finish_then_exits_0() {
-    let mut srv = Srv::start(&["--shutdown-grace", "60"]);
+    let mut srv = Srv::start(crate::BIN, &["--shutdown-grace", "60"]);
     let txs: Vec<Transaction> = (0..3).map(|k| common::random_tx(40 + k)).collect();
     let body = attach_body(&Hash::NULL, &Hash::NULL, 14, &txs);
     let base = srv.base.clone();
@@ -373,7 +380,7 @@ fn sigterm_lets_attaches_in_flight_finish_then_exits_0() {
 
 #[test]
 fn sigterm_stops_accepting_and_cancels_what_outlives_the_grace_period() {
-    let mut srv = Srv::start(&["--max-mwm", "40", "--shutdown-grace", "2"]);
+    let mut srv = Srv::start(crate::BIN, &["--max-mwm", "40", "--shutdown-grace", "2"]);
     let a = endless_attach(&srv, 7);
     srv.wait_running(1);
     srv.sigterm();
@@ -494,7 +501,7 @@ fn a_bad_auth_file_is_named_once_without_a_repeated_prefix() {
 
 #[test]
 fn the_largest_body_limit_refuses_a_larger_declared_body_and_a_long_chunked_one() {
-    let srv = Srv::start(&["--max-body-length", "268435456"]);
+    let srv = Srv::start(crate::BIN, &["--max-body-length", "268435456"]);
     let to = srv.addr();
     // Declared past the limit: answered at once, unread.
     let mut s = server_support::connect_from([127, 0, 0, 1].into(), to).unwrap();
@@ -509,7 +516,7 @@ fn the_largest_body_limit_refuses_a_larger_declared_body_and_a_long_chunked_one(
         (400, Some("Request too long"))
     );
     // A small limit bounds a chunked body the same way.
-    let srv = Srv::start(&["--max-body-length", "1000"]);
+    let srv = Srv::start(crate::BIN, &["--max-body-length", "1000"]);
     let mut s = server_support::connect_from([127, 0, 0, 1].into(), srv.addr()).unwrap();
     let mut req = b"POST / HTTP/1.1\r\nHost: x\r\nX-IOTA-API-Version: 1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     for _ in 0..5 {
@@ -552,6 +559,7 @@ fn running_with(srv: &Srv, auth: &str) -> u64 {
 fn with_auth_on_each_address_is_its_own_client_for_admission() {
     let auth = basic("wallet:pw");
     let srv = Srv::start_with_env(
+        crate::BIN,
         &[
             "--max-mwm",
             "40",
@@ -602,7 +610,7 @@ fn with_auth_on_each_address_is_its_own_client_for_admission() {
 
 #[test]
 fn interrupt_stops_only_the_callers_own_attaches() {
-    let srv = Srv::start(&["--max-mwm", "40", "--concurrency", "3"]);
+    let srv = Srv::start(crate::BIN, &["--max-mwm", "40", "--concurrency", "3"]);
     let mine = endless_attach_from(&srv, [127, 0, 0, 2], 21, None);
     let other = endless_attach_from(&srv, [127, 0, 0, 3], 22, None);
     srv.wait_running(2);

@@ -79,7 +79,7 @@ const SLOW_REQUEST: &[u8] = b"POST / HTTP/1.1\r\nHost: x\r\nX-IOTA-API-Version: 
 fn a_thousand_slow_connections_under_a_1024_file_limit_leave_a_real_client_answered_within_a_second(
 ) {
     // Defaults: at most 1024 - 128 = 896 connections, 64 per peer.
-    let srv = Srv::launch(&[], &[], Some(1024));
+    let srv = Srv::launch(crate::BIN, &[], &[], Some(1024));
     let to = srv.addr();
     // 1,100 connections that send a byte now and then: 100 from the real client's own address,
     // 10 from each of 100 others. More than the server's file limit.
@@ -131,7 +131,10 @@ fn a_thousand_slow_connections_under_a_1024_file_limit_leave_a_real_client_answe
 
 #[test]
 fn caps_in_all_and_per_peer_hold_and_a_newcomer_displaces_an_idle_connection() {
-    let srv = Srv::start(&["--max-connections", "8", "--max-connections-per-peer", "4"]);
+    let srv = Srv::start(
+        crate::BIN,
+        &["--max-connections", "8", "--max-connections-per-peer", "4"],
+    );
     let to = srv.addr();
     let one: Vec<TcpStream> = (0..20)
         .map(|_| connect_from(ip(0, 3), to).unwrap())
@@ -166,7 +169,7 @@ fn caps_in_all_and_per_peer_hold_and_a_newcomer_displaces_an_idle_connection() {
 
 #[test]
 fn headers_sent_a_byte_at_a_time_are_cut_at_the_header_read_timeout() {
-    let srv = Srv::start(&["--header-read-timeout", "1"]);
+    let srv = Srv::start(crate::BIN, &["--header-read-timeout", "1"]);
     let mut s = connect_from(ip(0, 1), srv.addr()).unwrap();
     let t = closed_after(
         &mut s,
@@ -195,7 +198,10 @@ fn headers_sent_a_byte_at_a_time_are_cut_at_the_header_read_timeout() {
 
 #[test]
 fn an_idle_kept_alive_connection_is_closed_at_the_idle_timeout() {
-    let srv = Srv::start(&["--idle-timeout", "1", "--header-read-timeout", "20"]);
+    let srv = Srv::start(
+        crate::BIN,
+        &["--idle-timeout", "1", "--header-read-timeout", "20"],
+    );
     let mut s = connect_from(ip(0, 1), srv.addr()).unwrap();
     let req = format!(
         "POST / HTTP/1.1\r\nHost: x\r\nX-IOTA-API-Version: 1\r\nContent-Length: {}\r\n\r\n{INFO}",
@@ -225,7 +231,7 @@ fn an_idle_kept_alive_connection_is_closed_at_the_idle_timeout() {
 
 #[test]
 fn a_body_sent_a_byte_at_a_time_is_answered_408_at_the_body_read_timeout() {
-    let srv = Srv::start(&["--body-read-timeout", "1"]);
+    let srv = Srv::start(crate::BIN, &["--body-read-timeout", "1"]);
     let mut s = connect_from(ip(0, 1), srv.addr()).unwrap();
     s.write_all(
         b"POST / HTTP/1.1\r\nHost: x\r\nX-IOTA-API-Version: 1\r\nContent-Length: 1000\r\n\r\n{\"com",

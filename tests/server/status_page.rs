@@ -300,12 +300,7 @@ fn the_status_page_shows_the_live_figures_of_a_loaded_server() {
     let browser = match chromium() {
         Ok(b) => b,
         Err(why) => {
-            if std::env::var("CURLPOW_REQUIRE_CHROMIUM").is_ok_and(|v| v == "1") {
-                panic!("CURLPOW_REQUIRE_CHROMIUM=1, but {why}");
-            }
-            return common::skip(&format!(
-                "{why}; CURLPOW_REQUIRE_CHROMIUM=1 makes this a failure"
-            ));
+            return curlpow_testkit::skip::skip_unless_required("CURLPOW_REQUIRE_CHROMIUM", &why);
         }
     };
     let srv = Srv::start();

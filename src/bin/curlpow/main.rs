@@ -2,7 +2,7 @@
 //!
 //! Each subcommand lives in `commands/`; the options every device-using command shares and the
 //! engine they build are in `engine_args.rs`; option values in `values.rs`; input reading in
-//! `input.rs` and `line_reader.rs`; standard output in `output.rs`; exit codes in `exit.rs`.
+//! `input.rs` and the library's `curlpow::internal::line_reader`; standard output in `output.rs`; exit codes in `exit.rs`.
 
 mod commands;
 mod engine_args;
@@ -11,7 +11,6 @@ mod expected_time;
 mod headless;
 mod hex_message;
 mod input;
-mod line_reader;
 mod log_lines;
 mod output;
 mod progress;
@@ -19,6 +18,9 @@ mod recheck;
 mod values;
 
 use std::process::ExitCode;
+
+// At the crate root, where the commands name it (`crate::line_reader`).
+use curlpow::internal::line_reader;
 
 use clap::{CommandFactory, Parser, Subcommand};
 

@@ -4,9 +4,6 @@
 //! and check every PoW result the program prints with curlpow's scalar reference.
 #![allow(dead_code)]
 
-#[path = "../../../tests/common/skip.rs"]
-mod skip;
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -61,18 +58,9 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
     dir
 }
 
-fn required(var: &str) -> bool {
-    std::env::var(var).is_ok_and(|v| !v.trim().is_empty() && v.trim() != "0")
-}
-
-/// A missing tool: `SKIPPED:` on stderr and false, or a panic under `var`.
+/// A missing tool: `SKIPPED:` on stderr and false, or a panic under `var=1`.
 pub fn missing(tool: &str, var: &str, why: &str) -> bool {
-    if required(var) {
-        panic!("{tool} is required ({var} is set) but unavailable: {why}");
-    }
-    skip::skip(&format!(
-        "{tool} unavailable ({why}); set {var}=1 to make this a failure"
-    ));
+    curlpow_testkit::skip::skip_unless_required(var, &format!("{tool} is unavailable ({why})"));
     false
 }
 

@@ -1,21 +1,28 @@
-//! Helpers shared by the integration tests: the public vectors (`tests/vectors/`, each file naming its upstream source),
-//! random transactions, and the rule for GPU tests that find no device.
-#![allow(dead_code)]
+//! Helpers shared by the integration tests and benchmarks: the public vectors (`tests/vectors/`,
+//! each file naming its upstream source), random transactions, and the rule for GPU tests that
+//! find no device.
 
-mod skip;
-pub use skip::skip;
+pub use crate::skip::skip;
+
+use std::path::{Path, PathBuf};
 
 use curlpow::Transaction;
 use serde_json::Value;
 
-/// A JSON file of `tests/vectors/` (under `CURLPOW_TEST_ROOT` when set: a test binary carried
-/// to another machine, as `scripts/gpu-check.sh` does, finds the repository there).
+/// The repository: `CURLPOW_TEST_ROOT` when set (a test binary carried to another machine, as
+/// `scripts/gpu-check.sh` does, finds the repository there), else the folder above this crate.
+pub fn repo_root() -> PathBuf {
+    match std::env::var_os("CURLPOW_TEST_ROOT") {
+        Some(root) => PathBuf::from(root),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join(".."),
+    }
+}
+
+/// A JSON file of `tests/vectors/`.
 pub fn vectors(name: &str) -> Value {
-    let root = std::env::var("CURLPOW_TEST_ROOT")
-        .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string());
-    let path = format!("{root}/tests/vectors/{name}");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    let path = repo_root().join("tests/vectors").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Every public Curl-P-81 vector: (input trytes, expected squeeze output trytes).
@@ -262,6 +269,9 @@ pub fn cpu_kernels() -> Vec<curlpow::CpuKernel> {
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// The next number. (Named as in the tests that use it; an endless generator, not an
+    /// `Iterator`.)
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;

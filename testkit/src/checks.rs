@@ -1,13 +1,12 @@
-//! The properties the fuzz targets check, one function per target. The same file is included by
-//! `tests/cli/cli_parsers_random.rs`, which feeds it pseudo-random inputs in the regular test run.
-//! The including crate also declares `mod line_reader` (the CLI's `src/bin/curlpow/line_reader.rs`).
-#![allow(dead_code)]
+//! The properties the fuzz targets check, one function per target (`fuzz/fuzz_targets/`).
+//! `tests/cli/cli_parsers_random.rs` feeds the same functions pseudo-random inputs in the regular
+//! test run.
 
 use std::io::BufReader;
 
 use curlpow::{Error, Transaction, TryteError};
 
-use crate::line_reader::{self, Line, LineReader};
+use curlpow::internal::line_reader::{self, Line, LineReader};
 
 fn is_tryte(c: char) -> bool {
     u8::try_from(c)

@@ -1,7 +1,5 @@
 //! The attachToTangle rules checked on a result, with the library's scalar reference hash:
 //! shared by the library, server, load and client-compatibility tests.
-#![allow(dead_code)]
-
 use curlpow::{Field, Hash, Transaction, MAX_TIMESTAMP};
 
 /// A number in balanced ternary.
@@ -100,12 +98,7 @@ pub fn now_ms() -> u64 {
 
 /// The iota.js bundle vector: (request trunk, request branch, request trytes head first).
 pub fn iota_js_bundle() -> (Hash, Hash, Vec<Transaction>) {
-    let path = format!(
-        "{}/tests/vectors/attach_to_tangle_bundle_iota_js.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let v = crate::common::vectors("attach_to_tangle_bundle_iota_js.json");
     let req = &v["attachToTangle_request"];
     let trunk: Hash = req["trunkTransaction"].as_str().unwrap().parse().unwrap();
     let branch: Hash = req["branchTransaction"].as_str().unwrap().parse().unwrap();

@@ -1,11 +1,11 @@
-//! `curlpow serve` for the integration tests: the real binary on an ephemeral loopback port
-//! (`Srv`), a real HTTP client (ureq) for its API, and a plain socket from any loopback address
-//! (`connect_from`, `raw_post`) for what an HTTP library does not do: come from another address,
-//! send slowly, stay idle.
-#![allow(dead_code)]
+//! `curlpow serve` for the integration tests: the real binary (its path given by the caller,
+//! `env!("CARGO_BIN_EXE_curlpow")`) on an ephemeral loopback port (`Srv`), a real HTTP client
+//! (ureq) for its API, and a plain socket from any loopback address (`connect_from`, `raw_post`)
+//! for what an HTTP library does not do: come from another address, send slowly, stay idle.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,17 +22,24 @@ pub struct Srv {
 }
 
 impl Srv {
-    pub fn start(args: &[&str]) -> Srv {
-        Self::start_with_env(args, &[])
+    /// Start the binary `bin` as `curlpow serve` with `args`.
+    pub fn start(bin: impl AsRef<Path>, args: &[&str]) -> Srv {
+        Self::start_with_env(bin, args, &[])
     }
 
-    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Srv {
-        Self::launch(args, env, None)
+    /// Start with `env` added to the environment.
+    pub fn start_with_env(bin: impl AsRef<Path>, args: &[&str], env: &[(&str, &str)]) -> Srv {
+        Self::launch(bin, args, env, None)
     }
 
     /// Start with the open-file limit (soft and hard) set to `nofile` when given.
-    pub fn launch(args: &[&str], env: &[(&str, &str)], nofile: Option<u64>) -> Srv {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_curlpow"));
+    pub fn launch(
+        bin: impl AsRef<Path>,
+        args: &[&str],
+        env: &[(&str, &str)],
+        nofile: Option<u64>,
+    ) -> Srv {
+        let mut cmd = Command::new(bin.as_ref());
         cmd.args(["serve", "--listen", "127.0.0.1:0"]);
         // The CPU alone unless the test picks the devices (`--software` loads the drivers).
         if !args.iter().any(|a| *a == "--software" || *a == "--backend") {

@@ -1,11 +1,5 @@
 //! A small blocking AMQP client for the broker tests and benchmark (lapin on its own tokio
 //! runtime): declare and delete queues, publish as dcurl's client does, read replies.
-#![allow(dead_code)]
-
-// Its own copy of the skip helper: the broker benchmark includes this module without `common`.
-#[allow(clippy::duplicate_mod)]
-#[path = "../common/skip.rs"]
-mod skip;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -34,23 +28,29 @@ pub fn broker_available() -> bool {
     match up {
         Ok(()) => true,
         Err(e) => {
-            if std::env::var("CURLPOW_REQUIRE_BROKER").is_ok_and(|v| v == "1") {
-                panic!(
-                    "CURLPOW_REQUIRE_BROKER=1, but no broker answers at {}: {e}",
+            crate::skip::skip_unless_required(
+                "CURLPOW_REQUIRE_BROKER",
+                &format!(
+                    "no RabbitMQ broker answers at {} ({e}); start one (rabbitmq-server -detached) or set CURLPOW_TEST_BROKER",
                     masked()
-                );
-            }
-            skip::skip(&format!(
-                "no RabbitMQ broker at {} ({e}); start one (rabbitmq-server -detached) or set CURLPOW_TEST_BROKER; CURLPOW_REQUIRE_BROKER=1 makes this a failure",
-                masked()
-            ));
+                ),
+            );
             false
         }
     }
 }
 
+/// The broker's URL with its password replaced by `***`.
 fn masked() -> String {
-    curlpow::broker::mask_password(&broker_url())
+    let url = broker_url();
+    match url::Url::parse(&url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        Ok(_) => url,
+        Err(_) => "(an unparsable URL)".into(),
+    }
 }
 
 /// A queue name no other test (or test run) uses: `incoming_queue-test-<pid>-<n>-<what>`.

@@ -30,6 +30,15 @@ pub fn skip(reason: &str) {
     }
 }
 
+/// Skip the calling test for `reason`, or fail it when the variable `require` is `1` (CI sets
+/// `CURLPOW_REQUIRE_BROKER=1`, `CURLPOW_REQUIRE_CC=1`, … where the tool must be there).
+pub fn skip_unless_required(require: &str, reason: &str) {
+    if std::env::var(require).is_ok_and(|v| v == "1") {
+        panic!("{require}=1, but {reason}");
+    }
+    skip(&format!("{reason} ({require}=1 makes this a failure)"));
+}
+
 /// The test binary (without cargo's hash suffix) and the running test's name, which libtest
 /// gives the thread it runs the test on.
 fn who() -> String {

@@ -51,12 +51,12 @@ fn broker_available(url: &str) -> bool {
     match reached {
         Ok(_) => true,
         Err(e) => {
-            if std::env::var("CURLPOW_REQUIRE_BROKER").is_ok_and(|v| v == "1") {
-                panic!("CURLPOW_REQUIRE_BROKER=1, but no broker answers at {host_port}: {e}");
-            }
-            eprintln!(
-                "SKIPPED: no RabbitMQ broker at {host_port} ({e}); start one (rabbitmq-server \
-                 -detached) or set CURLPOW_TEST_BROKER; CURLPOW_REQUIRE_BROKER=1 makes this a failure"
+            curlpow_testkit::skip::skip_unless_required(
+                "CURLPOW_REQUIRE_BROKER",
+                &format!(
+                    "no RabbitMQ broker answers at {host_port} ({e}); start one \
+                     (rabbitmq-server -detached) or set CURLPOW_TEST_BROKER"
+                ),
             );
             false
         }

@@ -8,11 +8,12 @@
 //! - line numbers are 1-based and count every line, skipped ones included;
 //! - columns in messages are 1-based and counted in characters ([`text`] for bad UTF-8).
 //!
-//! Only `std` and `curlpow` here: the fuzz crate and the tests include this file as it is.
+//! The CLI's reader (`curlpow::internal::line_reader`), here in the library so that the fuzz
+//! targets and the tests (`curlpow_testkit::checks`) run the same code.
 
 use std::io::{self, BufRead};
 
-use curlpow::TryteError;
+use crate::TryteError;
 
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
