@@ -1,7 +1,7 @@
 //! The long-lived wgpu context of one adapter — device, queue, both pipelines, every buffer —
 //! built once when the adapter is opened and reused by every search (the GPU twin of the CPU's
 //! persistent pool, after wgpu's `repeated_compute` example), and its
-//! `Launcher` (`src/gpu/driver.rs`), the backend's whole share of the search loop.
+//! `Launcher` (`src/gpu/launcher.rs`), the backend's whole share of the search loop.
 //!
 //! Dispatches are pipelined: each of the [`IN_FLIGHT`] slots has its own parameters, result
 //! and MAP_READ staging buffer (and bind group); a slot's submission clears its result,
@@ -22,8 +22,7 @@ use crate::curl::STATE_LEN;
 use crate::device::DeviceInfo;
 use crate::error::Error;
 use crate::gpu::discover::device_error;
-use crate::gpu::driver::{ResultWords, IN_FLIGHT};
-use crate::gpu::{Geometry, Launch, LaunchResult, Launcher, Sizer};
+use crate::gpu::{Geometry, Job, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT};
 use crate::search::SearchJob;
 
 /// The kernel source; the host prepends the lane-width prelude.
@@ -482,33 +481,28 @@ impl Context {
 }
 
 impl Launcher for Context {
-    fn begin_block(&mut self, job: &crate::block::BlockJob) -> Result<(), Error> {
+    fn begin(&mut self, job: Job<'_>) -> Result<(), Error> {
         self.idle()?;
-        self.block_pipeline()?;
-        self.mwm = u32::try_from(job.zeros()).map_err(|_| Error::InvalidMwm(job.zeros()))?;
-        self.queue.write_buffer(
-            &self.mid_state,
-            0,
-            &layout::block_mid_state_bytes(job, self.lanes),
-        );
+        self.block_active = false;
+        let mid = match job {
+            Job::Transaction(j) => layout::mid_state_bytes(j, self.lanes),
+            Job::Block(j) => {
+                self.block_pipeline()?;
+                layout::block_mid_state_bytes(j, self.lanes)
+            }
+        };
+        let zeros = job.zeros();
+        self.mwm = u32::try_from(zeros).map_err(|_| Error::InvalidMwm(zeros))?;
+        self.queue.write_buffer(&self.mid_state, 0, &mid);
         self.queue
             .write_buffer(&self.flag, 0, &[0u8; FLAG_SIZE as usize]);
-        self.block_active = true;
+        self.block_active = job.is_block();
         Ok(())
     }
 
-    fn begin(&mut self, job: &SearchJob) -> Result<(), Error> {
-        self.idle()?;
-        self.block_active = false;
-        self.mwm = u32::try_from(job.mwm()).map_err(|_| Error::InvalidMwm(job.mwm()))?;
-        self.queue.write_buffer(
-            &self.mid_state,
-            0,
-            &layout::mid_state_bytes(job, self.lanes),
-        );
-        self.queue
-            .write_buffer(&self.flag, 0, &[0u8; FLAG_SIZE as usize]);
-        Ok(())
+    fn sizer(&mut self, _: Job<'_>) -> &mut Sizer {
+        // The block entry point has the search's launch shape: it shares the sizes.
+        &mut self.sizer
     }
 
     fn submit(&mut self, slot: usize, l: &Launch) -> Result<(), Error> {
