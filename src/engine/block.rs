@@ -5,11 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::bench::{hold, BenchResult};
+use super::bench::BenchResult;
 use super::{Engine, PowOptions, PowReport};
 use crate::block::{BlockJob, NONCE_BYTES};
-use crate::control::SearchControl;
-use crate::device::Backend;
 use crate::error::Error;
 
 /// A message with a valid nonce, and the report of the search.
@@ -63,16 +61,7 @@ impl Engine {
 
     fn block_pow_job(&self, job: BlockJob, opts: &PowOptions) -> Result<BlockPowResult, Error> {
         let started = Instant::now();
-        let deadline = opts.deadline_from(started);
-        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            return Err(Error::Cancelled { nonces: 0 });
-        }
-        if deadline.is_some_and(|d| started >= d) {
-            return Err(Error::Timeout {
-                elapsed: Duration::ZERO,
-                nonces: 0,
-            });
-        }
+        let deadline = opts.start(started)?;
         let job = Arc::new(job);
         let (nonce, report) = self.search(&job, opts, started, deadline)?;
         let message = job.message(nonce);
@@ -111,30 +100,6 @@ impl Engine {
         // 243 zeros on 300 bytes: a score no hash reaches in practice.
         let target = crate::block::score_of(243, message.len());
         let job = BlockJob::new(&message, target)?;
-        let lease = hold(reg, i)?;
-        let p = Instant::now();
-        slot.device.prepare()?;
-        let prepare_ms = p.elapsed().as_secs_f64() * 1e3;
-        let t0 = Instant::now();
-        let ctl = SearchControl::new(None, t0.checked_add(duration));
-        let run = self.run_one(i, &job, crate::block::COUNTERS, &ctl);
-        let seconds = t0.elapsed().as_secs_f64();
-        drop(lease);
-        if let Some(e) = run.fault {
-            return Err(e);
-        }
-        let info = &slot.info;
-        Ok(BenchResult {
-            backend: info.backend,
-            device: info.name.clone(),
-            device_id: info.id.clone(),
-            kernel: info.kernel.clone(),
-            threads: (info.backend == Backend::Cpu).then(|| self.cpu().threads()),
-            nonces: run.nonces,
-            seconds,
-            nonces_per_second: run.nonces as f64 / seconds.max(1e-9),
-            prepare_ms,
-            launch: slot.device.launch_stats(),
-        })
+        self.bench_job(i, &job, crate::block::COUNTERS, duration)
     }
 }

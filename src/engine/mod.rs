@@ -139,24 +139,11 @@ impl Engine {
     /// caller only when no allowed device is left.
     pub fn pow_with(&self, tx: &Transaction, opts: &PowOptions) -> Result<PowResult, Error> {
         let started = Instant::now();
-        let deadline = opts.deadline_from(started);
         crate::search::check_mwm(opts.mwm)?;
         // A batch whose time ran out, or a cancelled one, costs no mid-state.
-        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            return Err(Error::Cancelled { nonces: 0 });
-        }
-        if deadline.is_some_and(|d| started >= d) {
-            return Err(Error::Timeout {
-                elapsed: Duration::ZERO,
-                nonces: 0,
-            });
-        }
+        let deadline = opts.start(started)?;
         let job = Arc::new(SearchJob::new(tx, opts.mwm)?);
-        self.search(&job, opts, started, deadline)
-            .map(|(transaction, report)| PowResult {
-                transaction,
-                report,
-            })
+        self.pow_search(&job, opts, started, deadline)
     }
 
     /// [`pow_with`](Self::pow_with) on a prepared job (attachToTangle builds its jobs from a
@@ -167,17 +154,19 @@ impl Engine {
         opts: &PowOptions,
     ) -> Result<PowResult, Error> {
         let started = Instant::now();
-        let deadline = opts.deadline_from(started);
-        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            return Err(Error::Cancelled { nonces: 0 });
-        }
-        if deadline.is_some_and(|d| started >= d) {
-            return Err(Error::Timeout {
-                elapsed: Duration::ZERO,
-                nonces: 0,
-            });
-        }
-        self.search(&job, opts, started, deadline)
+        let deadline = opts.start(started)?;
+        self.pow_search(&job, opts, started, deadline)
+    }
+
+    /// [`search`](Self::search) of a transaction job, as a [`PowResult`].
+    fn pow_search(
+        &self,
+        job: &Arc<SearchJob>,
+        opts: &PowOptions,
+        started: Instant,
+        deadline: Option<Instant>,
+    ) -> Result<PowResult, Error> {
+        self.search(job, opts, started, deadline)
             .map(|(transaction, report)| PowResult {
                 transaction,
                 report,

@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::control::CancelToken;
+use crate::error::Error;
 use crate::registry::Selection;
 
 /// The mainnet minimum weight magnitude, [`PowOptions::default`]'s MWM.
@@ -122,6 +123,22 @@ impl PowOptions {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// [`deadline_from`](Self::deadline_from), or the error of a call stopped before it
+    /// starts searching: cancelled, or out of time (no nonce tried either way).
+    pub(crate) fn start(&self, start: Instant) -> Result<Option<Instant>, Error> {
+        let deadline = self.deadline_from(start);
+        if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Err(Error::Cancelled { nonces: 0 });
+        }
+        if deadline.is_some_and(|d| start >= d) {
+            return Err(Error::Timeout {
+                elapsed: Duration::ZERO,
+                nonces: 0,
+            });
+        }
+        Ok(deadline)
     }
 }
 
