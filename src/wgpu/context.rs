@@ -25,10 +25,36 @@ use crate::gpu::discover::device_error;
 use crate::gpu::{Geometry, Job, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT};
 use crate::search::SearchJob;
 
-/// The kernel source; the host prepends the lane-width prelude.
-const KERNEL: &str = include_str!("../../kernels/curl_pow.wgsl");
-/// The block PoW entry point, appended to the kernel's module (it uses its functions).
+/// The storage-buffer kernel after the lane-width prelude: the bindings both kernels share,
+/// then the kernel's functions.
+const KERNEL: &str = concat!(
+    include_str!("../../kernels/curl_pow_interface.wgsl"),
+    include_str!("../../kernels/curl_pow.wgsl")
+);
+/// The block PoW's counter writer, appended to the kernel's module (it uses its functions).
 const BLOCK_KERNEL: &str = include_str!("../../kernels/block_pow.wgsl");
+/// The search entry point of the storage-buffer kernel, for either nonce layout
+/// ([`search_entry`]).
+const SEARCH_ENTRY: &str = include_str!("../../kernels/search_entry.wgsl");
+
+/// The search entry point named `name` that writes each counter with `writer` (the nonce
+/// layout's writer).
+fn search_entry(name: &str, writer: &str) -> String {
+    SEARCH_ENTRY
+        .replace("fn ENTRY(", &format!("fn {name}("))
+        .replace("WRITE_COUNTER(", &format!("{writer}("))
+}
+
+/// The storage-buffer kernel's module: the lane-width prelude, the kernel, its `search` entry
+/// point, and the block PoW's `block_search` (the same loop on the block layout).
+fn storage_module(lanes64: bool) -> String {
+    format!(
+        "{}\n{KERNEL}\n{}\n{BLOCK_KERNEL}\n{}",
+        layout::prelude(lanes64),
+        search_entry("search", "write_counter"),
+        search_entry("block_search", "write_block_counter")
+    )
+}
 
 /// One dispatch slot.
 struct Slot {
@@ -139,10 +165,7 @@ impl Context {
                 "curl_pow_workgroup.wgsl",
             )
         } else {
-            (
-                format!("{}\n{KERNEL}\n{BLOCK_KERNEL}", layout::prelude(lanes64)),
-                "curl_pow.wgsl",
-            )
+            (storage_module(lanes64), "curl_pow.wgsl")
         };
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(label),
@@ -561,5 +584,35 @@ impl Launcher for Context {
             words,
             ..LaunchResult::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_module_has_both_search_entry_points_on_their_layouts() {
+        for lanes64 in [false, true] {
+            let m = storage_module(lanes64);
+            assert!(
+                !m.contains("fn ENTRY(") && !m.contains("WRITE_COUNTER("),
+                "placeholders"
+            );
+            for (entry, writer) in [
+                ("search", "write_counter"),
+                ("block_search", "write_block_counter"),
+            ] {
+                let at = m
+                    .find(&format!("fn {entry}(@builtin"))
+                    .unwrap_or_else(|| panic!("no entry point {entry}"));
+                let body = &m[at..];
+                let body = &body[..body.find("\n}\n").expect("the entry point's end")];
+                assert!(
+                    body.contains(&format!("{writer}(lo, hi, stride, g);")),
+                    "{body}"
+                );
+            }
+        }
     }
 }
