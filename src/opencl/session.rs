@@ -11,7 +11,6 @@ use std::time::Instant;
 
 use ocl::enums::{KernelWorkGroupInfo, KernelWorkGroupInfoResult as Kwg, ProfilingInfo};
 
-use crate::block::BlockJob;
 use crate::curl::STATE_LEN;
 use crate::device::DeviceInfo;
 use crate::error::Error;
@@ -19,7 +18,6 @@ use crate::gpu::discover::device_error;
 use crate::gpu::{
     Geometry, Job, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT, RESULT_WORDS,
 };
-use crate::search::SearchJob;
 
 use super::build_log;
 use super::kernel_config::KernelConfig;

@@ -23,7 +23,6 @@ use crate::device::DeviceInfo;
 use crate::error::Error;
 use crate::gpu::discover::device_error;
 use crate::gpu::{Geometry, Job, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT};
-use crate::search::SearchJob;
 
 /// The storage-buffer kernel after the lane-width prelude: the bindings both kernels share,
 /// then the kernel's functions.
