@@ -1,6 +1,7 @@
-// The block PoW (Chrysalis messages, Stardust blocks) for wgpu: an entry point added to
-// curl_pow.wgsl's module (the host appends this file to it), sharing its bindings, mid-state
-// load, transform, zero test and stop accounting; only the nonce's layout differs.
+// The block PoW (Chrysalis messages, Stardust blocks) for wgpu: the block layout's counter
+// writer, added to curl_pow.wgsl's module (the host appends this file to it, then the search
+// entry point of search_entry.wgsl as `block_search` with this writer), sharing its bindings,
+// mid-state load, transform, zero test and stop accounting; only the nonce's layout differs.
 //
 // Nonce layout (src/block/job.rs): the nonce is counter << 16 | lane; its 8 little-endian bytes
 // in b1t6 (each byte a signed 8-bit number in six balanced trits, least significant first) are
@@ -34,46 +35,6 @@ fn write_block_counter(lo: u32, hi: u32, stride: u32, g: u32) {
             v = (v - t) / 3;
             scratch[(BLOCK_COUNTER_START + 6u * b + j) * stride + g] =
                 vec2<W>(splat(t != 1), splat(t != -1));
-        }
-    }
-}
-
-// As `search`, for the block layout: params.mwm is the trailing zeros a hit needs.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn block_search(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let g = gid.x;
-    let stride = params.stride;
-    if g >= stride {
-        return;
-    }
-    let n = min(params.transforms, TRANSFORMS);
-    for (var j = 0u; j < n; j++) {
-        let offset = j * stride + g;
-        if offset >= params.remaining {
-            return;
-        }
-        if atomicLoad(&flag.found) != 0u {
-            atomicAdd(&result.skipped, untried(j, n, stride, g));
-            return;
-        }
-        let lo = params.base_lo + offset;
-        let hi = params.base_hi + select(0u, 1u, lo < offset);
-        load_mid_state(stride, g);
-        write_block_counter(lo, hi, stride, g);
-        let m = transform(g, stride);
-        let mask = zero_mask(m, params.mwm, stride, g);
-        if mask != W(0u) {
-            if atomicAdd(&flag.found, 1u) == 0u {
-                result.found = 1u;
-                result.lane = lowest_lane(mask);
-                result.counter_lo = lo;
-                result.counter_hi = hi;
-            }
-            let left = untried(j + 1u, n, stride, g);
-            if left != 0u {
-                atomicAdd(&result.skipped, left);
-            }
-            return;
         }
     }
 }

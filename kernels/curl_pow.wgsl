@@ -3,7 +3,10 @@
 // The host prepends a prelude that defines the lane word and its helpers:
 //   alias W = u32;  or  alias W = u64;      (32 or 64 nonces per invocation)
 //   fn lowest_lane(m: W) -> u32             (index of the lowest set bit, m != 0)
-// so the same code below is compiled for both lane widths.
+// so the same code below is compiled for both lane widths, then curl_pow_interface.wgsl (the
+// parameters, result, flag, sizes, constants and bindings). After it the host appends the
+// search entry point (search_entry.wgsl as `search`), then the block PoW's counter writer
+// (block_pow.wgsl) and the same entry point on the block layout (`block_search`).
 //
 // Each invocation owns whole nonces: its own bit-sliced state of 729 trits, one `vec2<W>`
 // (x = low half, y = high half) per trit. The state lives in the storage buffer `scratch`,
@@ -28,68 +31,7 @@
 // TRANSFORMS (pipeline-overridable), which the host keeps well under the cap on software
 // adapters.
 //
-// Results (src/gpu/driver.rs): `flag` (one word for the whole search) is claimed once with an
-// atomic by the first hit; its claimer writes found/lane/counter into its dispatch's `result`.
-// Every invocation checks the flag before each transform and stops when it is set, adding the
-// counter offsets it did not try to `result.skipped`, so the host counts the nonces tried.
-
-// Search parameters, rewritten before every dispatch.
-struct Params {
-    // First counter of this dispatch (low and high 32 bits).
-    base_lo: u32,
-    base_hi: u32,
-    // Invocations in this dispatch (the scratch stride).
-    stride: u32,
-    // Counter offsets (j * stride + g) at or past this are outside the range: skipped.
-    remaining: u32,
-    // Minimum weight magnitude (0..=243).
-    mwm: u32,
-    // Transforms per invocation in this dispatch (at most TRANSFORMS).
-    transforms: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-// One dispatch's result: written by the claimer of `flag` only, but `skipped`, which every
-// invocation that stops early adds to.
-struct Found {
-    found: u32,
-    lane: u32,
-    counter_lo: u32,
-    counter_hi: u32,
-    skipped: atomic<u32>,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-// The search's found flag, shared by every dispatch of the search.
-struct Flag {
-    found: atomic<u32>,
-}
-
-// Workgroup size (pipeline-overridable).
-override WORKGROUP_SIZE: u32 = 64u;
-// Transforms per invocation per dispatch (pipeline-overridable; see the loop note above).
-override TRANSFORMS: u32 = 1u;
-// Rounds per pass over the state: 1 (one load and store per trit-round), 3 or 5 (fused: a
-// third or a fifth of the memory traffic, more registers).
-override FUSE: u32 = 3u;
-
-const STATE_LEN: u32 = 729u;
-const HASH_LEN: u32 = 243u;
-const ROUNDS: u32 = 81u;
-const COUNTER_START: u32 = 168u;
-const COUNTER_LEN: u32 = 42u;
-// Slots per invocation: the state and the fused passes' side copies (21 at most).
-const SLOTS: u32 = 750u;
-
-@group(0) @binding(0) var<uniform> params: Params;
-// The mid-state, bit-sliced: lane trits (162..168) hold each lane's number, counter trits zero.
-@group(0) @binding(1) var<storage, read> mid_state: array<vec2<W>, 729>;
-@group(0) @binding(2) var<storage, read_write> scratch: array<vec2<W>>;
-@group(0) @binding(3) var<storage, read_write> result: Found;
-@group(0) @binding(4) var<storage, read_write> flag: Flag;
+// Results: see curl_pow_interface.wgsl.
 
 // The 4-operation S-box on bit-sliced trits a = s[I[i]], b = s[I[i+1]].
 fn sbox(a: vec2<W>, b: vec2<W>) -> vec2<W> {
@@ -414,47 +356,6 @@ fn untried(j: u32, n: u32, stride: u32, g: u32) -> u32 {
     }
     let total = min(n, (params.remaining - g + stride - 1u) / stride);
     return select(0u, total - j, total > j);
-}
-
-// The search: invocation g tries counters base + j * stride + g for j in 0..params.transforms.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn search(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let g = gid.x;
-    let stride = params.stride;
-    if g >= stride {
-        return;
-    }
-    let n = min(params.transforms, TRANSFORMS);
-    for (var j = 0u; j < n; j++) {
-        let offset = j * stride + g;
-        if offset >= params.remaining {
-            return;
-        }
-        // A hit was found (by this dispatch or an earlier one): stop, saying what is left.
-        if atomicLoad(&flag.found) != 0u {
-            atomicAdd(&result.skipped, untried(j, n, stride, g));
-            return;
-        }
-        let lo = params.base_lo + offset;
-        let hi = params.base_hi + select(0u, 1u, lo < offset);
-        load_mid_state(stride, g);
-        write_counter(lo, hi, stride, g);
-        let m = transform(g, stride);
-        let mask = zero_mask(m, params.mwm, stride, g);
-        if mask != W(0u) {
-            if atomicAdd(&flag.found, 1u) == 0u {
-                result.found = 1u;
-                result.lane = lowest_lane(mask);
-                result.counter_lo = lo;
-                result.counter_hi = hi;
-            }
-            let left = untried(j + 1u, n, stride, g);
-            if left != 0u {
-                atomicAdd(&result.skipped, left);
-            }
-            return;
-        }
-    }
 }
 
 // The transform test entry point: invocation g transforms the state the host wrote into its

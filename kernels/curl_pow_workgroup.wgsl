@@ -15,49 +15,9 @@
 // rounds on in registers, and writes them after a barrier. Reads that wrap (t < 0, t > 728)
 // have their own address; low and high halves live in separate arrays.
 //
-// Bindings and results are those of curl_pow.wgsl (same host code): `params.stride` is the
-// number of states of the dispatch; state g tries counter offsets j * stride + g.
-
-struct Params {
-    base_lo: u32,
-    base_hi: u32,
-    stride: u32,
-    remaining: u32,
-    mwm: u32,
-    transforms: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-struct Found {
-    found: u32,
-    lane: u32,
-    counter_lo: u32,
-    counter_hi: u32,
-    skipped: atomic<u32>,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-struct Flag {
-    found: atomic<u32>,
-}
-
-override WORKGROUP_SIZE: u32 = 128u;
-override TRANSFORMS: u32 = 1u;
-
-const STATE_LEN: u32 = 729u;
-const HASH_LEN: u32 = 243u;
-const ROUNDS: u32 = 81u;
-const COUNTER_START: u32 = 168u;
-const COUNTER_LEN: u32 = 42u;
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> mid_state: array<vec2<u32>, 729>;
-@group(0) @binding(2) var<storage, read_write> scratch: array<vec2<u32>>;
-@group(0) @binding(3) var<storage, read_write> result: Found;
-@group(0) @binding(4) var<storage, read_write> flag: Flag;
+// Bindings and results are those of curl_pow.wgsl (same host code): the host puts
+// curl_pow_interface.wgsl between the prelude and this file. `params.stride` is the number of
+// states of the dispatch; state g tries counter offsets j * stride + g.
 
 var<workgroup> slo: array<u32, COOP_S * WORDS>;
 var<workgroup> shi: array<u32, COOP_S * WORDS>;

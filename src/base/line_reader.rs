@@ -13,7 +13,7 @@
 
 use std::io::{self, BufRead};
 
-use crate::TryteError;
+use crate::base::error::TryteError;
 
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]

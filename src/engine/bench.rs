@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::job::Job;
 use super::Engine;
 use crate::base::error::{Error, InternalError};
 use crate::engine::registry::{Lease, Registry, WaitSpec};
@@ -134,9 +135,21 @@ impl Engine {
     /// unreachable target, for `duration`. Compiling the device's kernel happens before the
     /// clock starts.
     pub fn bench(&self, device_id: &str, duration: Duration) -> Result<BenchResult, Error> {
-        let reg = &self.inner.registry;
         let i = self.slot_index(device_id)?;
         let job = SearchJob::new(&bench_transaction(), 243)?;
+        self.bench_job(i, &job, CounterRange::ALL, duration)
+    }
+
+    /// Measure device `i` on `job` over `range` for `duration`: hold it, prepare it (not
+    /// measured), search until the deadline, report the rate.
+    pub(super) fn bench_job<J: Job>(
+        &self,
+        i: usize,
+        job: &J,
+        range: CounterRange,
+        duration: Duration,
+    ) -> Result<BenchResult, Error> {
+        let reg = &self.inner.registry;
         let lease = hold(reg, i)?;
         let slot = &reg.slots[i];
         let p = Instant::now();
@@ -144,7 +157,7 @@ impl Engine {
         let prepare_ms = p.elapsed().as_secs_f64() * 1e3;
         let t0 = Instant::now();
         let ctl = SearchControl::new(None, t0.checked_add(duration));
-        let run = self.run_one(i, &job, CounterRange::ALL, &ctl);
+        let run = self.run_one(i, job, range, &ctl);
         let seconds = t0.elapsed().as_secs_f64();
         drop(lease);
         if let Some(e) = run.fault {

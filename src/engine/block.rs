@@ -4,12 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::bench::{hold, BenchResult};
+use super::bench::BenchResult;
 use super::{Engine, PowOptions, PowReport, Request};
 use crate::base::error::Error;
 use crate::search::block::{BlockJob, NONCE_BYTES};
-use crate::search::control::SearchControl;
-use crate::search::device::Backend;
 
 /// A message with a valid nonce, and the report of the search.
 #[derive(Debug, Clone)]
@@ -98,30 +96,6 @@ impl Engine {
         // 243 zeros on 300 bytes: a score no hash reaches in practice.
         let target = crate::search::block::score_of(243, message.len());
         let job = BlockJob::new(&message, target)?;
-        let lease = hold(reg, i)?;
-        let p = Instant::now();
-        slot.device.prepare()?;
-        let prepare_ms = p.elapsed().as_secs_f64() * 1e3;
-        let t0 = Instant::now();
-        let ctl = SearchControl::new(None, t0.checked_add(duration));
-        let run = self.run_one(i, &job, crate::search::block::COUNTERS, &ctl);
-        let seconds = t0.elapsed().as_secs_f64();
-        drop(lease);
-        if let Some(e) = run.fault {
-            return Err(e);
-        }
-        let info = &slot.info;
-        Ok(BenchResult {
-            backend: info.backend,
-            device: info.name.clone(),
-            device_id: info.id.clone(),
-            kernel: info.kernel.clone(),
-            threads: (info.backend == Backend::Cpu).then(|| self.cpu().threads()),
-            nonces: run.nonces,
-            seconds,
-            nonces_per_second: run.nonces as f64 / seconds.max(1e-9),
-            prepare_ms,
-            launch: slot.device.launch_stats(),
-        })
+        self.bench_job(i, &job, crate::search::block::COUNTERS, duration)
     }
 }

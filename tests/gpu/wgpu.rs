@@ -1,4 +1,4 @@
-//! The wgpu backend on a real driver (Mesa lavapipe on CI and on hosts without a GPU, any GPU where
+//! The wgpu backend on a real driver (Mesa lavapipe on CI and development machines, any GPU where
 //! there is one): the kernel's transform against the scalar reference and the public vectors,
 //! searches with both lane widths checked on the host, stopping, range discipline, discovery.
 //!
@@ -375,7 +375,7 @@ fn dispatch_size_and_length_adapt_and_are_reported() {
     let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_millis(800)));
     dev.search(&job, CounterRange::ALL, &ctl).unwrap();
     // The size grows from the wave estimate while nonces per second rise (unit-tested in
-    // src/backend/gpu/driver.rs) within bounds; the length fills the target dispatch time.
+    // src/backend/gpu/sizer.rs) within bounds; the length fills the target dispatch time.
     let n = dev.dispatch_invocations();
     assert!(n >= dev.tuning().workgroup_size, "{n} invocations");
     assert!(n <= dev.tuning().max_invocations, "{n} invocations");

@@ -5,9 +5,23 @@
 //! A backend supplies only a [`Launcher`]: upload a search, run one launch over a block of
 //! counters, return the kernel's result words. Both kernels report a hit the same way: four
 //! 32-bit words `[found, lane, counter_lo, counter_hi]`, `found` claimed once with an atomic.
+//!
+//! Files: `launcher.rs` (the backend's side: [`Launcher`], [`Launch`], the result words),
+//! `geometry.rs` (the launch shape and its limits), `sizer.rs` (the launch-size policy),
+//! `ring.rs` (the launches in flight), `decode.rs` (result words to a hit), `driver.rs` (the
+//! search loop over them), `discover.rs`, `tune_cache.rs`.
 
+mod decode;
 pub(crate) mod discover;
 pub(crate) mod driver;
+mod geometry;
+mod launcher;
+mod ring;
+mod sizer;
 pub mod tune_cache;
 
-pub(crate) use driver::{Geometry, Launch, LaunchResult, Launcher, Sizer};
+pub(crate) use geometry::Geometry;
+pub(crate) use launcher::{
+    Job, Launch, LaunchResult, Launcher, ResultWords, IN_FLIGHT, RESULT_WORDS,
+};
+pub(crate) use sizer::Sizer;

@@ -56,7 +56,7 @@ use ocl::core::ffi;
 use parking_lot::Mutex;
 
 use crate::backend::gpu::discover::device_error;
-use crate::backend::gpu::{driver, Geometry};
+use crate::backend::gpu::{driver, Geometry, Job, Sizer};
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl};
 #[cfg(doc)]
@@ -164,7 +164,7 @@ impl OpenClDevice {
             let mut geometry = *s.sizer.geometry();
             geometry.forced_items = items;
             geometry.forced_per_item = per_item;
-            s.sizer = driver::Sizer::new(geometry);
+            s.sizer = Sizer::new(geometry);
         }
     }
 
@@ -275,6 +275,25 @@ impl OpenClDevice {
     }
 }
 
+impl OpenClDevice {
+    /// A search of either job on the session (opened at the first); a transaction search
+    /// refreshes the launch stats.
+    fn run(
+        &self,
+        job: Job<'_>,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<SearchOutcome, Error> {
+        let mut guard = self.session.lock();
+        let s = self.session(&mut guard)?;
+        let (out, timing) = driver::search(s, &self.info, job, range, ctl, &self.counters)?;
+        if !job.is_block() {
+            self.refresh_stats(s, Some(timing));
+        }
+        Ok(out)
+    }
+}
+
 impl Device for OpenClDevice {
     fn info(&self) -> &DeviceInfo {
         &self.info
@@ -291,14 +310,7 @@ impl Device for OpenClDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        let mut guard = self.session.lock();
-        let s = self.session(&mut guard)?;
-        let mut sizer = s.sizer.clone();
-        let r = driver::search(s, &mut sizer, &self.info, job, range, ctl, &self.counters);
-        s.sizer = sizer;
-        let (out, timing) = r?;
-        self.refresh_stats(s, Some(timing));
-        Ok(out)
+        self.run(Job::Transaction(job), range, ctl)
     }
 
     fn supports_block_pow(&self) -> bool {
@@ -311,13 +323,7 @@ impl Device for OpenClDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        let mut guard = self.session.lock();
-        let s = self.session(&mut guard)?;
-        let mut sizer = s.block_sizer.clone();
-        let r = driver::search_block(s, &mut sizer, &self.info, job, range, ctl, &self.counters);
-        s.block_sizer = sizer;
-        let (out, _timing) = r?;
-        Ok(out)
+        self.run(Job::Block(job), range, ctl)
     }
 
     fn nonces_tried(&self) -> u64 {
@@ -327,7 +333,7 @@ impl Device for OpenClDevice {
     fn launch_stats(&self) -> Option<LaunchStats> {
         self.stats.lock().clone().or_else(|| {
             // Not prepared yet: the sizing it will start from.
-            let st = driver::Sizer::new(*self.geometry.lock()).stats();
+            let st = Sizer::new(*self.geometry.lock()).stats();
             Some(st)
         })
     }

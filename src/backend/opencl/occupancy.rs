@@ -16,7 +16,7 @@
 //! Private memory (`CL_KERNEL_PRIVATE_MEM_SIZE`, a whole state per work-item) does not limit
 //! residency on GPUs: what does not fit in registers goes to the per-thread "local memory" of
 //! NVIDIA's terms (cached device memory), which costs bandwidth, not occupancy. The estimate
-//! only seeds the launch sizing (`src/backend/gpu/driver.rs`), which then grows while nonces per second
+//! only seeds the launch sizing (`src/backend/gpu/sizer.rs`), which then grows while nonces per second
 //! rise.
 
 use crate::search::device::DeviceKind;

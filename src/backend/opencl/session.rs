@@ -1,6 +1,6 @@
 //! The long-lived OpenCL context of one device: context, program, profiling queue, kernel, the
 //! found flag and [`IN_FLIGHT`] result slots, built once (when the device is prepared or first
-//! used) and reused by every search; and its `Launcher` (`src/backend/gpu/driver.rs`), the backend's
+//! used) and reused by every search; and its `Launcher` (`src/backend/gpu/launcher.rs`), the backend's
 //! whole share of the search loop.
 //!
 //! A launch is three commands on the in-order queue: fill the slot's result buffer with zeros,
@@ -12,12 +12,11 @@ use std::time::Instant;
 use ocl::enums::{KernelWorkGroupInfo, KernelWorkGroupInfoResult as Kwg, ProfilingInfo};
 
 use crate::backend::gpu::discover::device_error;
-use crate::backend::gpu::driver::{ResultWords, IN_FLIGHT, RESULT_WORDS};
-use crate::backend::gpu::{Geometry, Launch, LaunchResult, Launcher, Sizer};
+use crate::backend::gpu::{
+    Geometry, Job, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT, RESULT_WORDS,
+};
 use crate::base::error::Error;
-use crate::search::block::BlockJob;
 use crate::search::device::DeviceInfo;
-use crate::search::job::SearchJob;
 use crate::ternary::curl::STATE_LEN;
 
 use super::build_log;
@@ -39,7 +38,7 @@ struct Slot {
     read_done: Option<ocl::Event>,
 }
 
-/// How the program was built, for [`LaunchStats`](crate::search::launch_stats::LaunchStats).
+/// How the program was built, for [`crate::LaunchStats`].
 #[derive(Debug, Clone, Default)]
 pub(super) struct BuildFacts {
     pub build_ms: f64,
@@ -320,10 +319,16 @@ impl Session {
 }
 
 impl Launcher for Session {
-    fn begin_block(&mut self, job: &BlockJob) -> Result<(), Error> {
+    fn begin(&mut self, job: Job<'_>) -> Result<(), Error> {
         self.idle()?;
-        let zeros = u32::try_from(job.zeros()).map_err(|_| Error::InvalidMwm(job.zeros()))?;
-        let set = self.block_kernel()?.set_arg(4, zeros);
+        self.block_active = false;
+        let zeros = job.zeros();
+        let zeros = u32::try_from(zeros).map_err(|_| Error::InvalidMwm(zeros))?;
+        let kernel = match job {
+            Job::Transaction(_) => &self.search,
+            Job::Block(_) => self.block_kernel()?,
+        };
+        let set = kernel.set_arg(4, zeros);
         set.map_err(|e| self.err("kernel argument", e))?;
         self.mid
             .write(&job.state()[..])
@@ -334,26 +339,16 @@ impl Launcher for Session {
             .fill(0u32, None)
             .enq()
             .map_err(|e| self.err("flag reset", e))?;
-        self.block_active = true;
+        self.block_active = job.is_block();
         Ok(())
     }
 
-    fn begin(&mut self, job: &SearchJob) -> Result<(), Error> {
-        self.idle()?;
-        self.block_active = false;
-        let mwm = u32::try_from(job.mwm()).map_err(|_| Error::InvalidMwm(job.mwm()))?;
-        self.search
-            .set_arg(4, mwm)
-            .map_err(|e| self.err("kernel argument", e))?;
-        self.mid
-            .write(&job.state()[..])
-            .enq()
-            .map_err(|e| self.err("mid-state upload", e))?;
-        self.flag
-            .cmd()
-            .fill(0u32, None)
-            .enq()
-            .map_err(|e| self.err("flag reset", e))
+    fn sizer(&mut self, job: Job<'_>) -> &mut Sizer {
+        if job.is_block() {
+            &mut self.block_sizer
+        } else {
+            &mut self.sizer
+        }
     }
 
     fn submit(&mut self, slot: usize, l: &Launch) -> Result<(), Error> {

@@ -1,7 +1,7 @@
 //! The long-lived wgpu context of one adapter — device, queue, both pipelines, every buffer —
 //! built once when the adapter is opened and reused by every search (the GPU twin of the CPU's
 //! persistent pool, after wgpu's `repeated_compute` example), and its
-//! `Launcher` (`src/backend/gpu/driver.rs`), the backend's whole share of the search loop.
+//! `Launcher` (`src/backend/gpu/launcher.rs`), the backend's whole share of the search loop.
 //!
 //! Dispatches are pipelined: each of the [`IN_FLIGHT`] slots has its own parameters, result
 //! and MAP_READ staging buffer (and bind group); a slot's submission clears its result,
@@ -19,17 +19,43 @@ use super::layout::{self, params_bytes, FLAG_SIZE, PARAMS_SIZE, RESULT_SIZE};
 use super::tuning::Tuning;
 use super::workgroup;
 use crate::backend::gpu::discover::device_error;
-use crate::backend::gpu::driver::{ResultWords, IN_FLIGHT};
-use crate::backend::gpu::{Geometry, Launch, LaunchResult, Launcher, Sizer};
+use crate::backend::gpu::{
+    Geometry, Job, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT,
+};
 use crate::base::error::Error;
 use crate::search::device::DeviceInfo;
-use crate::search::job::SearchJob;
 use crate::ternary::curl::STATE_LEN;
 
-/// The kernel source; the host prepends the lane-width prelude.
-const KERNEL: &str = include_str!("../../../kernels/curl_pow.wgsl");
-/// The block PoW entry point, appended to the kernel's module (it uses its functions).
+/// The storage-buffer kernel after the lane-width prelude: the bindings both kernels share,
+/// then the kernel's functions.
+const KERNEL: &str = concat!(
+    include_str!("../../../kernels/curl_pow_interface.wgsl"),
+    include_str!("../../../kernels/curl_pow.wgsl")
+);
+/// The block PoW's counter writer, appended to the kernel's module (it uses its functions).
 const BLOCK_KERNEL: &str = include_str!("../../../kernels/block_pow.wgsl");
+/// The search entry point of the storage-buffer kernel, for either nonce layout
+/// ([`search_entry`]).
+const SEARCH_ENTRY: &str = include_str!("../../../kernels/search_entry.wgsl");
+
+/// The search entry point named `name` that writes each counter with `writer` (the nonce
+/// layout's writer).
+fn search_entry(name: &str, writer: &str) -> String {
+    SEARCH_ENTRY
+        .replace("fn ENTRY(", &format!("fn {name}("))
+        .replace("WRITE_COUNTER(", &format!("{writer}("))
+}
+
+/// The storage-buffer kernel's module: the lane-width prelude, the kernel, its `search` entry
+/// point, and the block PoW's `block_search` (the same loop on the block layout).
+fn storage_module(lanes64: bool) -> String {
+    format!(
+        "{}\n{KERNEL}\n{}\n{BLOCK_KERNEL}\n{}",
+        layout::prelude(lanes64),
+        search_entry("search", "write_counter"),
+        search_entry("block_search", "write_block_counter")
+    )
+}
 
 /// One dispatch slot.
 struct Slot {
@@ -140,10 +166,7 @@ impl Context {
                 "curl_pow_workgroup.wgsl",
             )
         } else {
-            (
-                format!("{}\n{KERNEL}\n{BLOCK_KERNEL}", layout::prelude(lanes64)),
-                "curl_pow.wgsl",
-            )
+            (storage_module(lanes64), "curl_pow.wgsl")
         };
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(label),
@@ -482,33 +505,28 @@ impl Context {
 }
 
 impl Launcher for Context {
-    fn begin_block(&mut self, job: &crate::search::block::BlockJob) -> Result<(), Error> {
+    fn begin(&mut self, job: Job<'_>) -> Result<(), Error> {
         self.idle()?;
-        self.block_pipeline()?;
-        self.mwm = u32::try_from(job.zeros()).map_err(|_| Error::InvalidMwm(job.zeros()))?;
-        self.queue.write_buffer(
-            &self.mid_state,
-            0,
-            &layout::block_mid_state_bytes(job, self.lanes),
-        );
+        self.block_active = false;
+        let mid = match job {
+            Job::Transaction(j) => layout::mid_state_bytes(j, self.lanes),
+            Job::Block(j) => {
+                self.block_pipeline()?;
+                layout::block_mid_state_bytes(j, self.lanes)
+            }
+        };
+        let zeros = job.zeros();
+        self.mwm = u32::try_from(zeros).map_err(|_| Error::InvalidMwm(zeros))?;
+        self.queue.write_buffer(&self.mid_state, 0, &mid);
         self.queue
             .write_buffer(&self.flag, 0, &[0u8; FLAG_SIZE as usize]);
-        self.block_active = true;
+        self.block_active = job.is_block();
         Ok(())
     }
 
-    fn begin(&mut self, job: &SearchJob) -> Result<(), Error> {
-        self.idle()?;
-        self.block_active = false;
-        self.mwm = u32::try_from(job.mwm()).map_err(|_| Error::InvalidMwm(job.mwm()))?;
-        self.queue.write_buffer(
-            &self.mid_state,
-            0,
-            &layout::mid_state_bytes(job, self.lanes),
-        );
-        self.queue
-            .write_buffer(&self.flag, 0, &[0u8; FLAG_SIZE as usize]);
-        Ok(())
+    fn sizer(&mut self, _: Job<'_>) -> &mut Sizer {
+        // The block entry point has the search's launch shape: it shares the sizes.
+        &mut self.sizer
     }
 
     fn submit(&mut self, slot: usize, l: &Launch) -> Result<(), Error> {
@@ -567,5 +585,35 @@ impl Launcher for Context {
             words,
             ..LaunchResult::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_module_has_both_search_entry_points_on_their_layouts() {
+        for lanes64 in [false, true] {
+            let m = storage_module(lanes64);
+            assert!(
+                !m.contains("fn ENTRY(") && !m.contains("WRITE_COUNTER("),
+                "placeholders"
+            );
+            for (entry, writer) in [
+                ("search", "write_counter"),
+                ("block_search", "write_block_counter"),
+            ] {
+                let at = m
+                    .find(&format!("fn {entry}(@builtin"))
+                    .unwrap_or_else(|| panic!("no entry point {entry}"));
+                let body = &m[at..];
+                let body = &body[..body.find("\n}\n").expect("the entry point's end")];
+                assert!(
+                    body.contains(&format!("{writer}(lo, hi, stride, g);")),
+                    "{body}"
+                );
+            }
+        }
     }
 }

@@ -190,10 +190,10 @@ mod tests {
 
     #[test]
     fn the_kernel_slot_count_matches() {
-        let src = include_str!("../../../kernels/curl_pow.wgsl");
+        let src = include_str!("../../../kernels/curl_pow_interface.wgsl");
         assert!(
             src.contains(&format!("const SLOTS: u32 = {SLOTS}u;")),
-            "kernels/curl_pow.wgsl's SLOTS differs from the host's {SLOTS}"
+            "kernels/curl_pow_interface.wgsl's SLOTS differs from the host's {SLOTS}"
         );
     }
 

@@ -22,7 +22,7 @@
 //! `CURLPOW_WGPU_TUNING` overrides the [`Tuning`] (e.g. `fuse=3,workgroup=128`, see
 //! [`TUNING_ENV`]); `CURLPOW_GPU_LAUNCH_ITEMS` / `CURLPOW_GPU_LAUNCH_ITERS` force the
 //! invocations and transforms per invocation of every dispatch (otherwise adapted, see
-//! `src/backend/gpu/driver.rs`); `CURLPOW_WGPU_CHECKED=1` compiles the kernel with naga's runtime
+//! `src/backend/gpu/sizer.rs`); `CURLPOW_WGPU_CHECKED=1` compiles the kernel with naga's runtime
 //! bounds checks and loop counters (for debugging; slower).
 //!
 //! Software adapters (lavapipe/llvmpipe, device type `Cpu`) are listed only with
@@ -47,7 +47,7 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use crate::backend::gpu::{driver, Geometry};
+use crate::backend::gpu::{driver, Geometry, Job, Sizer};
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl};
 use crate::search::device::{Device, DeviceInfo, SearchOutcome};
@@ -155,7 +155,7 @@ impl WgpuDevice {
         let mut g = *ctx.sizer.geometry();
         g.forced_items = invocations;
         g.forced_per_item = transforms;
-        ctx.sizer = driver::Sizer::new(g);
+        ctx.sizer = Sizer::new(g);
         *self.stats.lock() = Self::stats_of(&ctx, &self.tuning, None);
     }
 
@@ -201,6 +201,23 @@ impl WgpuDevice {
     }
 }
 
+impl WgpuDevice {
+    /// A search of either job on the context; a transaction search refreshes the launch stats.
+    fn run(
+        &self,
+        job: Job<'_>,
+        range: CounterRange,
+        ctl: &SearchControl,
+    ) -> Result<SearchOutcome, Error> {
+        let mut ctx = self.ctx.lock();
+        let (out, timing) = driver::search(&mut *ctx, &self.info, job, range, ctl, &self.counters)?;
+        if !job.is_block() {
+            *self.stats.lock() = Self::stats_of(&ctx, &self.tuning, Some(timing));
+        }
+        Ok(out)
+    }
+}
+
 impl Device for WgpuDevice {
     fn info(&self) -> &DeviceInfo {
         &self.info
@@ -212,21 +229,7 @@ impl Device for WgpuDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        let mut ctx = self.ctx.lock();
-        let mut sizer = ctx.sizer.clone();
-        let r = driver::search(
-            &mut *ctx,
-            &mut sizer,
-            &self.info,
-            job,
-            range,
-            ctl,
-            &self.counters,
-        );
-        ctx.sizer = sizer;
-        let (out, timing) = r?;
-        *self.stats.lock() = Self::stats_of(&ctx, &self.tuning, Some(timing));
-        Ok(out)
+        self.run(Job::Transaction(job), range, ctl)
     }
 
     fn supports_block_pow(&self) -> bool {
@@ -240,20 +243,7 @@ impl Device for WgpuDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        let mut ctx = self.ctx.lock();
-        // The block entry point has the search's launch shape: it shares the sizes.
-        let mut sizer = ctx.sizer.clone();
-        let r = driver::search_block(
-            &mut *ctx,
-            &mut sizer,
-            &self.info,
-            job,
-            range,
-            ctl,
-            &self.counters,
-        );
-        ctx.sizer = sizer;
-        Ok(r?.0)
+        self.run(Job::Block(job), range, ctl)
     }
 
     fn nonces_tried(&self) -> u64 {

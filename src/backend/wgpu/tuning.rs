@@ -30,7 +30,7 @@ pub struct Tuning {
     /// Invocations per workgroup (`WORKGROUP_SIZE`).
     pub workgroup_size: u32,
     /// The most transforms per invocation in one dispatch (`TRANSFORMS`): the launch sizing
-    /// (`src/backend/gpu/driver.rs`) picks each dispatch's length below it. On software adapters it is
+    /// (`src/backend/gpu/sizer.rs`) picks each dispatch's length below it. On software adapters it is
     /// clamped so that it stays under llvmpipe's loop cap.
     pub transforms_per_invocation: u32,
     /// The most invocations one dispatch may have (sizes the scratch buffer).

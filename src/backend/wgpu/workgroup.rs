@@ -6,8 +6,12 @@ use std::fmt::Write;
 
 use crate::ternary::curl::STATE_LEN;
 
-/// The kernel source; [`prelude`] goes in front.
-pub(super) const KERNEL: &str = include_str!("../../../kernels/curl_pow_workgroup.wgsl");
+/// The kernel source after [`prelude`]: the bindings it shares with the storage-buffer kernel,
+/// then its functions.
+pub(super) const KERNEL: &str = concat!(
+    include_str!("../../../kernels/curl_pow_interface.wgsl"),
+    include_str!("../../../kernels/curl_pow_workgroup.wgsl")
+);
 
 /// Trits per invocation with `p` invocations per state.
 pub(super) fn chunk(p: u32) -> u32 {

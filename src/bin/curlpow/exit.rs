@@ -3,6 +3,7 @@
 //! of standard output went away (EPIPE; the code a shell shows for a program killed by SIGPIPE).
 
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use curlpow::Error;
 
@@ -32,6 +33,30 @@ impl std::fmt::Display for Stopped {
 }
 
 impl std::error::Error for Stopped {}
+
+/// The error that ended the search pass of a batch command (`pow`, `block-pow`): a timeout
+/// becomes [`Stopped`], saying how many of the `count` lines (`noun`s) were done and that
+/// nothing was written; any other error is passed on as it is.
+pub fn batch_stopped(
+    e: anyhow::Error,
+    started: Instant,
+    timeout: Option<Duration>,
+    (done, count): (usize, usize),
+    noun: &str,
+) -> anyhow::Error {
+    match e.downcast::<Error>() {
+        Ok(Error::Timeout { .. }) => Stopped(format!(
+            "timed out after {:.2?} (--timeout {} s): {done} of {count} {noun}{} done, \
+             nothing written",
+            started.elapsed(),
+            timeout.unwrap_or_default().as_secs_f64(),
+            if count == 1 { "" } else { "s" }
+        ))
+        .into(),
+        Ok(e) => e.into(),
+        Err(e) => e,
+    }
+}
 
 /// Exit 141 for a broken pipe.
 pub const BROKEN_PIPE: u8 = 141;

@@ -434,6 +434,17 @@ pub fn changed() -> anyhow::Error {
     anyhow::anyhow!("the input changed while it was read (a file written to during the run?)")
 }
 
+/// The error of a search pass that searched another number of lines (`noun`s) than pass 1
+/// checked: the input changed while it was read.
+pub fn searched_all(count: usize, searched: usize, noun: &str) -> anyhow::Result<()> {
+    if searched != count {
+        return Err(anyhow::anyhow!(
+            "the input changed while it was read: {count} {noun}s checked, {searched} searched"
+        ));
+    }
+    Ok(())
+}
+
 /// The message for a line longer than a command reads.
 pub fn too_long(chars: u64, bytes: u64, expected: &str) -> String {
     format!("length {chars} characters ({bytes} bytes), expected {expected}")

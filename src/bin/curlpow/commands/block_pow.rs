@@ -9,14 +9,14 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use clap::Args;
-use curlpow::{block, Error, PowOptions};
+use curlpow::{block, PowOptions};
 
 use crate::engine_args::{build_engine, EngineArgs};
-use crate::exit::Stopped;
+use crate::exit::batch_stopped;
 use crate::hex_message::{self, EXPECTED, MAX_HEX_LINE};
-use crate::input::{changed, Input, InputArg};
+use crate::input::{changed, searched_all, Input, InputArg};
 use crate::line_reader::Line;
 use crate::output::Stdout;
 
@@ -107,27 +107,9 @@ pub fn run(a: BlockPowArgs) -> Result<ExitCode> {
     if a.stats {
         super::pow::print_stats(&engine);
     }
-    if let Err(e) = searched {
-        let done = nonces.len();
-        return Err(match e.downcast::<Error>() {
-            Ok(Error::Timeout { .. }) => Stopped(format!(
-                "timed out after {:.2?} (--timeout {} s): {done} of {count} message{} done, \
-                 nothing written",
-                started.elapsed(),
-                a.timeout.unwrap_or_default().as_secs_f64(),
-                if count == 1 { "" } else { "s" }
-            ))
-            .into(),
-            Ok(e) => e.into(),
-            Err(e) => e,
-        });
-    }
-    if nonces.len() != count {
-        return Err(anyhow!(
-            "the input changed while it was read: {count} messages checked, {} searched",
-            nonces.len()
-        ));
-    }
+    let done = nonces.len();
+    searched.map_err(|e| batch_stopped(e, started, a.timeout, (done, count), "message"))?;
+    searched_all(count, nonces.len(), "message")?;
 
     // Pass 3: each line with its nonce, in input order; the exact bytes to be written are
     // re-scored first, so a line that changed since its search is never written with a nonce

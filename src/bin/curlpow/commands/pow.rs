@@ -8,14 +8,14 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use clap::Args;
-use curlpow::{Engine, Error, Field, PowOptions, Transaction, TRANSACTION_TRYTES};
+use curlpow::{Engine, Field, PowOptions, Transaction, TRANSACTION_TRYTES};
 
 use crate::engine_args::{build_engine, EngineArgs};
-use crate::exit::{Stopped, UsageError};
+use crate::exit::{batch_stopped, UsageError};
 use crate::expected_time;
-use crate::input::{changed, parse_tx, Input, InputArg, MAX_TX_LINE};
+use crate::input::{changed, parse_tx, searched_all, Input, InputArg, MAX_TX_LINE};
 use crate::line_reader::Line;
 use crate::output::{errln, Stdout};
 use crate::progress::Progress;
@@ -98,26 +98,8 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
     if a.stats {
         print_stats(&engine);
     }
-    if let Err(e) = searched {
-        return Err(match e.downcast::<Error>() {
-            Ok(Error::Timeout { .. }) => Stopped(format!(
-                "timed out after {:.2?} (--timeout {} s): {done} of {count} transaction{} done, \
-                 nothing written",
-                started.elapsed(),
-                a.timeout.unwrap_or_default().as_secs_f64(),
-                if count == 1 { "" } else { "s" }
-            ))
-            .into(),
-            Ok(e) => e.into(),
-            Err(e) => e,
-        });
-    }
-    if nonces.len() != count {
-        return Err(anyhow!(
-            "the input changed while it was read: {count} transactions checked, {} searched",
-            nonces.len()
-        ));
-    }
+    searched.map_err(|e| batch_stopped(e, started, a.timeout, (done, count), "transaction"))?;
+    searched_all(count, nonces.len(), "transaction")?;
 
     // Pass 3: each line with its nonce, in input order, a chunk at a time: the exact bytes to
     // be written are checked (the searched line, the weight reached) before they are written.
