@@ -84,8 +84,9 @@ pub use cpu::{max_threads, CpuKernel};
 pub use curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 pub use device::{Backend, DeviceInfo, DeviceKind};
 pub use engine::{
-    bench_transaction, BenchResult, BlockPowResult, Engine, EngineBuilder, LatencyReport,
-    PowOptions, PowReport, PowResult, Spread, MAINNET_MWM,
+    bench_transaction, tune_variants, BenchResult, BlockPowResult, Engine, EngineBuilder,
+    LatencyReport, PowOptions, PowReport, PowResult, Spread, TuneReport, TuneTrial, TuneVariant,
+    DEFAULT_TUNE_BUDGET, MAINNET_MWM,
 };
 pub use error::{Error, TryteError};
 pub use hash_batch::{hash_many, hash_many_trits, verify_many};

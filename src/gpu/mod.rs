@@ -9,5 +9,6 @@
 pub(crate) mod discover;
 pub(crate) mod driver;
 pub mod tune_cache;
+pub(crate) mod tuner;
 
 pub(crate) use driver::{Geometry, Launch, LaunchResult, Launcher, Sizer};
