@@ -212,7 +212,10 @@ pub(crate) fn wrap(
         Some(AutoTune {
             thread,
             budget,
-            pending: tunable.iter().map(|t| AtomicBool::new(t.is_some())).collect(),
+            pending: tunable
+                .iter()
+                .map(|t| AtomicBool::new(t.is_some()))
+                .collect(),
             tunable,
             active: AtomicUsize::new(0),
             reports: Mutex::new(Vec::new()),
@@ -287,8 +290,7 @@ impl Engine {
             return false;
         };
         // A load first: after the first search the flag is only ever read.
-        if !at.pending[i].load(Ordering::Relaxed) || !at.pending[i].swap(false, Ordering::AcqRel)
-        {
+        if !at.pending[i].load(Ordering::Relaxed) || !at.pending[i].swap(false, Ordering::AcqRel) {
             return false;
         }
         at.active.fetch_add(1, Ordering::AcqRel);

@@ -164,7 +164,10 @@ fn verify(dev: &dyn Device, until: Instant) -> Result<(), String> {
     dev.prepare().map_err(|e| e.to_string())?;
     let job = SearchJob::new(&transaction(), 6).map_err(|e| e.to_string())?;
     // At least a second for the check itself: 729 nonces are expected, one launch finds one.
-    let ctl = SearchControl::new(None, Some(until.max(Instant::now() + Duration::from_secs(1))));
+    let ctl = SearchControl::new(
+        None,
+        Some(until.max(Instant::now() + Duration::from_secs(1))),
+    );
     let out = dev
         .search(&job, CounterRange::ALL, &ctl)
         .map_err(|e| e.to_string())?;

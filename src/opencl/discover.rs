@@ -70,18 +70,15 @@ pub(crate) fn discover_with(
     });
     // The tuner's choices, unless a variant is given (argument or environment) or
     // CURLPOW_TUNE=0.
-    let tuned_file = if use_cache
-        && kernel.is_none()
-        && env_kernel.is_none()
-        && tune_cache::enabled()
-    {
-        tune_cache::load().unwrap_or_else(|w| {
-            out.warnings.push(w);
+    let tuned_file =
+        if use_cache && kernel.is_none() && env_kernel.is_none() && tune_cache::enabled() {
+            tune_cache::load().unwrap_or_else(|w| {
+                out.warnings.push(w);
+                tune_cache::TuneFile::default()
+            })
+        } else {
             tune_cache::TuneFile::default()
-        })
-    } else {
-        tune_cache::TuneFile::default()
-    };
+        };
     let platforms = match probe::platform_ids() {
         Ok(p) => p,
         Err(msg) => {
@@ -132,7 +129,8 @@ pub(crate) fn discover_with(
                 .devices
                 .get(&tune_cache::key("opencl", &raw.name, &raw.driver))
                 .and_then(|t| {
-                    KernelConfig::parse(&t.variant).map(|c| (c, t.nonces_per_second, t.launch_items))
+                    KernelConfig::parse(&t.variant)
+                        .map(|c| (c, t.nonces_per_second, t.launch_items))
                 });
             let source = tune_cache::source(kernel.or(env_kernel).is_some(), tuned.is_some());
             let mut cfg = kernel

@@ -130,17 +130,17 @@ pub(crate) fn discover_with(
         };
         match WgpuDevice::open(adapter, index, force32, t, &mut found.warnings) {
             Ok(mut d) => {
+                let variant = variant_name(&d.tuning());
                 d.info = d
                     .info
                     .with_detail("kernel_source", source)
-                    .with_detail("variant", variant_name(&d.tuning()));
+                    .with_detail("variant", variant);
                 if let Some((_, rate, items)) = tuned {
                     d.info = d.info.with_detail("tuned_nonces_per_second", rate);
                     // The launch size the tuner chose, unless the environment forces one.
-                    if let (Some(n), None) = (
-                        items,
-                        std::env::var_os(crate::gpu::driver::ITEMS_ENV),
-                    ) {
+                    if let (Some(n), None) =
+                        (items, std::env::var_os(crate::gpu::driver::ITEMS_ENV))
+                    {
                         d.force_launch(Some(n), None);
                     }
                 }

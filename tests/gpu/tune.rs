@@ -105,7 +105,10 @@ fn tune_then_reuse(backend: &str) {
     let first_refine = trials.iter().position(|t| t["phase"] == "refine");
     assert!(probed >= 1, "{trials:?}");
     if let Some(k) = first_refine {
-        assert!(trials[..k].iter().all(|t| t["phase"] == "probe"), "{trials:?}");
+        assert!(
+            trials[..k].iter().all(|t| t["phase"] == "probe"),
+            "{trials:?}"
+        );
     }
     let file = cache.join("curlpow").join("tune.json");
     let cached: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -125,7 +128,11 @@ fn tune_then_reuse(backend: &str) {
     // CURLPOW_TUNE=0 and --no-tune: the default.
     let (d, _) = device(cache, backend, &[("CURLPOW_TUNE", "0")]);
     assert_eq!(d.unwrap()["details"]["kernel_source"], "default");
-    let out = curlpow(cache, &["devices", "--json", "--software", "--no-tune"], &[]);
+    let out = curlpow(
+        cache,
+        &["devices", "--json", "--software", "--no-tune"],
+        &[],
+    );
     assert!(out.status.success(), "{out:?}");
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     let d = list
@@ -199,7 +206,12 @@ const CHILD_ENV: &str = "CURLPOW_TEST_AUTO_TUNE";
 fn auto_tune_in_child(backend: &str) {
     let dir = CacheDir::new(&format!("auto-tune-{backend}"));
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["tune::auto_tune_child", "--exact", "--ignored", "--nocapture"])
+        .args([
+            "tune::auto_tune_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
         .env(CHILD_ENV, backend)
         .env("XDG_CACHE_HOME", dir.path())
         .env_remove("CURLPOW_TUNE")
@@ -276,8 +288,14 @@ fn auto_tune_child() {
     assert_eq!(first.report.device, info.id);
     assert!(first.transaction.weight() >= 5);
     let tuning = engine.tune_reports().is_empty() && !engine.wait_tuning(Duration::ZERO);
-    println!("first search {:?}, tuning still running: {tuning}", t.elapsed());
-    assert!(engine.wait_tuning(Duration::from_secs(300)), "tuning never ended");
+    println!(
+        "first search {:?}, tuning still running: {tuning}",
+        t.elapsed()
+    );
+    assert!(
+        engine.wait_tuning(Duration::from_secs(300)),
+        "tuning never ended"
+    );
     let reports = engine.tune_reports();
     assert_eq!(reports.len(), 1, "{reports:?}");
     let r = &reports[0];
@@ -301,7 +319,11 @@ fn auto_tune_child() {
     assert_eq!(cached["devices"].as_object().unwrap().len(), 1, "{cached}");
     drop(engine);
     let next = build(true);
-    let d = next.devices().into_iter().find(|d| d.id == info.id).unwrap();
+    let d = next
+        .devices()
+        .into_iter()
+        .find(|d| d.id == info.id)
+        .unwrap();
     assert_eq!(d.details["kernel_source"], "tuned", "{d:?}");
     assert_eq!(d.details["variant"], variant.as_str(), "{d:?}");
     assert!(on_device(&next, 3).transaction.weight() >= 5);
@@ -315,5 +337,8 @@ fn auto_tune_child() {
     assert!(on_device(&off, 4).transaction.weight() >= 5);
     assert_eq!(off.start_tuning(), 0);
     assert!(off.wait_tuning(Duration::ZERO) && off.tune_reports().is_empty());
-    println!("AUTO-TUNE-OK {variant} at {:.3} M nonces/s", r.nonces_per_second / 1e6);
+    println!(
+        "AUTO-TUNE-OK {variant} at {:.3} M nonces/s",
+        r.nonces_per_second / 1e6
+    );
 }
