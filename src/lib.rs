@@ -88,8 +88,9 @@ pub use engine::attach::{Attached, Hash, MAX_TIMESTAMP};
 pub use engine::hash_batch::{hash_many, hash_many_trits, verify_many};
 pub use engine::registry::{DeviceReport, DeviceStats, Selection};
 pub use engine::{
-    bench_transaction, BenchResult, BlockPowResult, BuiltFor, Engine, EngineBuilder, LatencyReport,
-    PowOptions, PowReport, PowResult, Spread, MAINNET_MWM,
+    bench_transaction, tune_variants, BenchResult, BlockPowResult, BuiltFor, Engine, EngineBuilder,
+    LatencyReport, PowOptions, PowReport, PowResult, Spread, TuneReport, TuneTrial, TuneVariant,
+    DEFAULT_TUNE_BUDGET, MAINNET_MWM,
 };
 pub use search::control::CancelToken;
 pub use search::device::DeviceInfo;

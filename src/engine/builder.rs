@@ -25,6 +25,10 @@ pub struct EngineBuilder {
     reuse_discovery: bool,
     /// This host's devices in the device list (default); see [`EngineBuilder::local_devices`].
     local: bool,
+    /// `tune(false)`: no tuning, the tuner's cache not read.
+    no_tune: bool,
+    tune_software: bool,
+    tune_budget: Option<Duration>,
 }
 
 impl Default for EngineBuilder {
@@ -40,6 +44,9 @@ impl Default for EngineBuilder {
             policy: Policy::default(),
             reuse_discovery: false,
             local: true,
+            no_tune: false,
+            tune_software: false,
+            tune_budget: None,
         }
     }
 }
@@ -114,6 +121,32 @@ impl EngineBuilder {
     /// they were then.
     pub fn reuse_discovery(mut self, on: bool) -> Self {
         self.reuse_discovery = on;
+        self
+    }
+
+    /// Whether GPU devices tune themselves (default on): a GPU device with no entry in the
+    /// tuner's cache (`$XDG_CACHE_HOME/curlpow/tune.json`) is tuned on its first search, on the
+    /// engine's one tuning thread, while that search runs on its default variant; later
+    /// processes start from the cached choice. Off (or `CURLPOW_TUNE=0`): no tuning, and the
+    /// cache is not read (every device starts from its default variant).
+    pub fn tune(mut self, on: bool) -> Self {
+        self.no_tune = !on;
+        self
+    }
+
+    /// Also tune software drivers of GPU APIs (PoCL, lavapipe) on their first search (default
+    /// off: they run on the cores the CPU pool searches on; `curlpow tune --software` tunes
+    /// them explicitly).
+    pub fn tune_software(mut self, on: bool) -> Self {
+        self.tune_software = on;
+        self
+    }
+
+    /// How long the engine's own tuning of one device may take (default
+    /// [`DEFAULT_TUNE_BUDGET`](crate::DEFAULT_TUNE_BUDGET), 10 s; a variant's build may run
+    /// past it).
+    pub fn tune_budget(mut self, d: Duration) -> Self {
+        self.tune_budget = Some(d);
         self
     }
 
@@ -243,19 +276,30 @@ impl EngineBuilder {
         }
         let mut warnings = Vec::new();
         let reuse = self.reuse_discovery;
-        let _ = (&discover, self.wgpu_32bit, reuse);
+        #[cfg(any(feature = "opencl", feature = "wgpu"))]
+        let tuning = !self.no_tune && crate::backend::gpu::tune_cache::enabled();
+        #[cfg(not(any(feature = "opencl", feature = "wgpu")))]
+        let tuning = false;
+        let _ = (&discover, self.wgpu_32bit, reuse, tuning);
         #[cfg(feature = "opencl")]
         if wants(Backend::Opencl) {
-            let key = (Backend::Opencl, discover.include_software, false);
-            let d = discovered(reuse, key, || crate::backend::opencl::discover(&discover));
+            let key = (Backend::Opencl, discover.include_software, false, tuning);
+            let d = discovered(reuse, key, || {
+                crate::backend::opencl::discover_for_engine(&discover, tuning)
+            });
             devices.extend(d.devices);
             warnings.extend(d.warnings);
         }
         #[cfg(feature = "wgpu")]
         if wants(Backend::Wgpu) {
-            let key = (Backend::Wgpu, discover.include_software, self.wgpu_32bit);
+            let key = (
+                Backend::Wgpu,
+                discover.include_software,
+                self.wgpu_32bit,
+                tuning,
+            );
             let d = discovered(reuse, key, || {
-                crate::backend::wgpu::discover(&discover, self.wgpu_32bit)
+                crate::backend::wgpu::discover_for_engine(&discover, self.wgpu_32bit, tuning)
             });
             devices.extend(d.devices);
             warnings.extend(d.warnings);
@@ -263,6 +307,18 @@ impl EngineBuilder {
         devices.extend(self.extra);
         let (devices, notes) = registry::dedupe(devices);
         warnings.extend(notes);
+        // GPU devices on their default variant tune on their first search.
+        #[cfg(any(feature = "opencl", feature = "wgpu"))]
+        let wants_tuning = |i: &crate::search::device::DeviceInfo| {
+            crate::engine::tune::tuner::wants_tuning(i, self.tune_software)
+        };
+        #[cfg(not(any(feature = "opencl", feature = "wgpu")))]
+        let wants_tuning = |_: &crate::search::device::DeviceInfo| false;
+        let (devices, auto_tune) = super::wrap_tunable(
+            devices,
+            |i| tuning && wants_tuning(i),
+            self.tune_budget.unwrap_or(super::DEFAULT_TUNE_BUDGET),
+        )?;
         let io = |e: std::io::Error| Error::Pool(format!("host threads: {e}"));
         let runners = HostThreads::new(devices.len().max(2), "curlpow-job").map_err(io)?;
         let device_threads = (0..devices.len())
@@ -276,6 +332,7 @@ impl EngineBuilder {
                 runners,
                 device_threads,
                 warnings,
+                auto_tune,
             }),
         })
     }
@@ -306,9 +363,9 @@ fn backends_for(sel: &Selection) -> Option<Vec<Backend>> {
 }
 
 /// What one backend's discovery is keyed by when it is reused: the backend, whether software
-/// drivers are included, 32-bit wgpu lanes.
+/// drivers are included, 32-bit wgpu lanes, whether the tuner's cache is read.
 #[cfg(any(feature = "opencl", feature = "wgpu"))]
-type DiscoveryKey = (Backend, bool, bool);
+type DiscoveryKey = (Backend, bool, bool, bool);
 
 /// The discoveries kept for [`EngineBuilder::reuse_discovery`], one per key.
 #[cfg(any(feature = "opencl", feature = "wgpu"))]

@@ -27,11 +27,14 @@ mod options;
 pub(crate) mod registry;
 mod request;
 mod small;
+mod tune;
 
 pub use bench::{bench_transaction, BenchResult, LatencyReport, Spread};
 pub use block::BlockPowResult;
 pub use builder::{BuiltFor, EngineBuilder};
 pub use options::{PowOptions, MAINNET_MWM};
+pub use tune::{tune_variants, TuneReport, TuneTrial, TuneVariant, DEFAULT_TUNE_BUDGET};
+pub(crate) use tune::{wrap as wrap_tunable, AutoTune};
 
 use crate::backend::cpu::CpuDevice;
 use crate::base::error::{Error, InternalError};
@@ -83,6 +86,8 @@ struct Inner {
     /// the device is already leased when a job reaches them).
     device_threads: Vec<HostThreads>,
     warnings: Vec<String>,
+    /// The tuning of GPU devices on their first search (`tune.rs`); `None` when none is tuned.
+    auto_tune: Option<AutoTune>,
 }
 
 /// The PoW engine. Cheap to clone (an `Arc`); share one per process: its thread pool is built
@@ -223,6 +228,9 @@ impl Engine {
                     },
                     (e, _) => e,
                 })?;
+            for &i in &lease.indices {
+                self.first_search(i);
+            }
             let ctl = Arc::new(
                 SearchControl::new(opts.cancel.clone(), deadline)
                     .with_max_threads(opts.cpu_threads),
@@ -420,7 +428,7 @@ impl Engine {
             .registry
             .slots
             .iter()
-            .map(|s| s.info.clone())
+            .map(|s| s.device.info().clone())
             .collect()
     }
 

@@ -1,8 +1,13 @@
-//! `curlpow tune` on real drivers (PoCL for OpenCL, lavapipe for wgpu): a verified choice is
-//! made within the time bound, cached in `$XDG_CACHE_HOME/curlpow/tune.json`, and the next
-//! process starts from it (`devices --json`: `kernel_source` `tuned`); a corrupt or foreign
-//! cache is ignored with one warning; `CURLPOW_TUNE=0` ignores the cache. Without the driver a
-//! test prints `SKIPPED:` and passes, unless `CURLPOW_REQUIRE_BACKENDS` names the backend.
+//! The tuner on real drivers (PoCL for OpenCL, lavapipe for wgpu). `curlpow tune`: a verified
+//! choice is made within the time bound, cached in `$XDG_CACHE_HOME/curlpow/tune.json`, and
+//! the next process starts from it (`devices --json`: `kernel_source` `tuned`, the `variant`
+//! and the tuned rate); a corrupt or foreign cache is ignored with one warning;
+//! `CURLPOW_TUNE=0` and `--no-tune` ignore the cache. The engine's own tuning (in a child
+//! process with a cache of its own): the first search on a device starts it and is served at
+//! once by the default variant; the device then switches to the choice, which is cached and
+//! reused by the next engine; `tune(false)` neither tunes nor reads the cache. Every test uses
+//! a temporary `XDG_CACHE_HOME`. Without the driver a test prints `SKIPPED:` and passes, unless
+//! `CURLPOW_REQUIRE_BACKENDS` names the backend.
 
 use crate::common;
 
@@ -95,6 +100,16 @@ fn tune_then_reuse(backend: &str) {
     assert_eq!(chosen.len(), 1, "{trials:?}");
     assert_eq!(chosen[0]["verified"], true);
     let variant = chosen[0]["variant"].as_str().unwrap().to_string();
+    // Every variant that could be built was probed before any was refined.
+    let probed = trials.iter().filter(|t| t["phase"] == "probe").count();
+    let first_refine = trials.iter().position(|t| t["phase"] == "refine");
+    assert!(probed >= 1, "{trials:?}");
+    if let Some(k) = first_refine {
+        assert!(
+            trials[..k].iter().all(|t| t["phase"] == "probe"),
+            "{trials:?}"
+        );
+    }
     let file = cache.join("curlpow").join("tune.json");
     let cached: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(cached["curlpow"], env!("CARGO_PKG_VERSION"));
@@ -106,12 +121,27 @@ fn tune_then_reuse(backend: &str) {
     let details = &d["details"];
     assert_eq!(details["kernel_source"], "tuned", "{d}");
     assert!(details["tuned_nonces_per_second"].as_f64().unwrap() > 0.0);
+    assert_eq!(details["variant"], variant.as_str(), "{d}");
     if backend == "opencl" {
         assert_eq!(d["kernel"], variant.as_str(), "{d}");
     }
-    // CURLPOW_TUNE=0: the default.
+    // CURLPOW_TUNE=0 and --no-tune: the default.
     let (d, _) = device(cache, backend, &[("CURLPOW_TUNE", "0")]);
     assert_eq!(d.unwrap()["details"]["kernel_source"], "default");
+    let out = curlpow(
+        cache,
+        &["devices", "--json", "--software", "--no-tune"],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["backend"] == backend)
+        .unwrap();
+    assert_eq!(d["details"]["kernel_source"], "default", "{d}");
 
     // A corrupt cache and one of another curlpow version: ignored, one warning each.
     for bad in [
@@ -166,4 +196,149 @@ fn list_names_every_variant() {
             "{nv}"
         );
     }
+}
+
+/// The child's marker: the backend it tunes.
+const CHILD_ENV: &str = "CURLPOW_TEST_AUTO_TUNE";
+
+/// Run [`auto_tune_child`] in a process of its own (its own cache folder, the environment left
+/// to it alone) for `backend`.
+fn auto_tune_in_child(backend: &str) {
+    let dir = CacheDir::new(&format!("auto-tune-{backend}"));
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "tune::auto_tune_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(CHILD_ENV, backend)
+        .env("XDG_CACHE_HOME", dir.path())
+        .env_remove("CURLPOW_TUNE")
+        .env_remove("CURLPOW_OPENCL_KERNEL")
+        .env_remove("CURLPOW_WGPU_TUNING")
+        .output()
+        .expect("run the child");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    if text.contains("SKIPPED-NO-DEVICE") {
+        common::gpu_available(backend, false);
+        return;
+    }
+    assert!(text.contains("AUTO-TUNE-OK"), "{text}");
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_first_search_tunes_the_device() {
+    auto_tune_in_child("opencl");
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn wgpu_first_search_tunes_the_device() {
+    auto_tune_in_child("wgpu");
+}
+
+/// The engine's own tuning, in the process [`auto_tune_in_child`] starts (a no-op elsewhere).
+#[test]
+#[ignore = "run in a child process by the *_first_search_tunes_the_device tests"]
+fn auto_tune_child() {
+    use curlpow::{Backend, Engine, PowOptions, Selection};
+    let Ok(name) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let backend = Backend::from_name(&name).unwrap();
+    let budget = Duration::from_secs(2);
+    let build = |tune: bool| {
+        Engine::builder()
+            .threads(1)
+            .backends(&[Backend::Cpu, backend])
+            .include_software(true)
+            .tune(tune)
+            .tune_software(true)
+            .tune_budget(budget)
+            .build()
+            .unwrap()
+    };
+    let engine = build(true);
+    let Some(info) = engine.devices().into_iter().find(|d| d.backend == backend) else {
+        println!("SKIPPED-NO-DEVICE");
+        return;
+    };
+    assert_eq!(info.details["kernel_source"], "default", "{info:?}");
+    let on_device = |e: &Engine, seed: usize| {
+        let tx = common::random_tx(seed as u64);
+        let opts = PowOptions::mwm(5)
+            .timeout(Duration::from_secs(120))
+            .selection(Selection {
+                devices: vec![info.id.clone()],
+                ..Default::default()
+            });
+        e.pow_with(&tx, &opts).unwrap()
+    };
+    // The first search starts the tuning and is served by the default variant, without
+    // waiting for the tuner.
+    let t = Instant::now();
+    let first = on_device(&engine, 1);
+    assert_eq!(first.report.device, info.id);
+    assert!(first.transaction.weight() >= 5);
+    let tuning = engine.tune_reports().is_empty() && !engine.wait_tuning(Duration::ZERO);
+    println!(
+        "first search {:?}, tuning still running: {tuning}",
+        t.elapsed()
+    );
+    assert!(
+        engine.wait_tuning(Duration::from_secs(300)),
+        "tuning never ended"
+    );
+    let reports = engine.tune_reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let r = &reports[0];
+    let variant = r.variant.clone().expect("a verified choice");
+    // The bound: no trial starts after the budget; the last may still finish its build.
+    assert!(r.seconds < budget.as_secs_f64() + 60.0, "{r:?}");
+    // The device switched to the choice, and still finds verified nonces.
+    let now = engine
+        .devices()
+        .into_iter()
+        .find(|d| d.id == info.id)
+        .unwrap();
+    assert_eq!(now.details["kernel_source"], "tuned", "{now:?}");
+    assert_eq!(now.details["variant"], variant.as_str(), "{now:?}");
+    assert!(on_device(&engine, 2).transaction.weight() >= 5);
+    // Cached: the next engine starts from it and does not tune again.
+    let file = std::path::PathBuf::from(std::env::var_os("XDG_CACHE_HOME").unwrap())
+        .join("curlpow")
+        .join("tune.json");
+    let cached: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(cached["devices"].as_object().unwrap().len(), 1, "{cached}");
+    drop(engine);
+    let next = build(true);
+    let d = next
+        .devices()
+        .into_iter()
+        .find(|d| d.id == info.id)
+        .unwrap();
+    assert_eq!(d.details["kernel_source"], "tuned", "{d:?}");
+    assert_eq!(d.details["variant"], variant.as_str(), "{d:?}");
+    assert!(on_device(&next, 3).transaction.weight() >= 5);
+    assert_eq!(next.start_tuning(), 0);
+    assert!(next.tune_reports().is_empty());
+    drop(next);
+    // tune(false): the cache is not read, and nothing is tuned.
+    let off = build(false);
+    let d = off.devices().into_iter().find(|d| d.id == info.id).unwrap();
+    assert_eq!(d.details["kernel_source"], "default", "{d:?}");
+    assert!(on_device(&off, 4).transaction.weight() >= 5);
+    assert_eq!(off.start_tuning(), 0);
+    assert!(off.wait_tuning(Duration::ZERO) && off.tune_reports().is_empty());
+    println!(
+        "AUTO-TUNE-OK {variant} at {:.3} M nonces/s",
+        r.nonces_per_second / 1e6
+    );
 }

@@ -65,6 +65,7 @@ impl Job<'_> {
     }
 
     /// The mid-state the kernel starts every transform from.
+    #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
     pub(crate) fn state(&self) -> &[Trit; STATE_LEN] {
         match self {
             Job::Transaction(j) => j.state(),

@@ -14,13 +14,14 @@
 mod decode;
 pub(crate) mod discover;
 pub(crate) mod driver;
-mod geometry;
+pub(crate) mod geometry;
 mod launcher;
 mod ring;
 mod sizer;
 pub mod tune_cache;
 
 pub(crate) use geometry::Geometry;
+#[allow(unused_imports)]
 pub(crate) use launcher::{
     Job, Launch, LaunchResult, Launcher, ResultWords, IN_FLIGHT, RESULT_WORDS,
 };

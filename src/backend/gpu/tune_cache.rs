@@ -20,6 +20,10 @@ pub struct Tuned {
     pub variant: String,
     /// Its measured rate when it was chosen.
     pub nonces_per_second: f64,
+    /// The launch size (work-items per launch) it was fastest with; `None`: the adaptive
+    /// sizing (`src/gpu/driver.rs`) was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_items: Option<usize>,
 }
 
 /// The file's contents.
@@ -36,6 +40,18 @@ pub fn key(backend: &str, name: &str, driver: &str) -> String {
     format!("{backend}|{name}|{driver}")
 }
 
+/// The key of a discovered device: its backend, name and driver version (wgpu: the adapter's
+/// `driver_info`; OpenCL: `driver_version`).
+pub fn key_of(info: &crate::search::device::DeviceInfo) -> String {
+    let driver = match info.backend {
+        crate::search::device::Backend::Wgpu => info.details.get("driver_info"),
+        _ => info.details.get("driver_version"),
+    }
+    .and_then(|v| v.as_str())
+    .unwrap_or("");
+    key(info.backend.name(), &info.name, driver)
+}
+
 /// Where the cache lives, `None` when neither `XDG_CACHE_HOME` nor `HOME` is set.
 pub fn path() -> Option<PathBuf> {
     let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
@@ -45,7 +61,7 @@ pub fn path() -> Option<PathBuf> {
     Some(base.join("curlpow").join("tune.json"))
 }
 
-/// Whether discovery uses the cache (`CURLPOW_TUNE` is not `0`).
+/// Whether discovery uses the cache and the engine tunes (`CURLPOW_TUNE` is not `0`).
 pub fn enabled() -> bool {
     std::env::var(TUNE_ENV).map_or(true, |v| v.trim() != "0")
 }

@@ -24,7 +24,12 @@ pub struct OpenClDiscovery {
 /// Every OpenCL device of every platform (the engine's entry point). Never panics or hangs: with
 /// no OpenCL driver it returns no devices and a warning within milliseconds.
 pub fn discover(opts: &DiscoverOptions) -> Discovery {
-    let found = discover_opencl(opts, None);
+    discover_for_engine(opts, true)
+}
+
+/// [`discover`], with the tuner's cache used or not (`EngineBuilder::tune`).
+pub(crate) fn discover_for_engine(opts: &DiscoverOptions, use_cache: bool) -> Discovery {
+    let found = discover_with(opts, None, use_cache);
     Discovery {
         devices: found
             .devices
@@ -38,6 +43,15 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
 /// Like [`discover`], with the concrete type, and every device using `kernel` when given
 /// (otherwise `CURLPOW_OPENCL_KERNEL`, otherwise [`KernelConfig::default_for`] its kind).
 pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> OpenClDiscovery {
+    discover_with(opts, kernel, true)
+}
+
+/// [`discover_opencl`]; with `use_cache` false the tuner's cache is not read.
+pub(crate) fn discover_with(
+    opts: &DiscoverOptions,
+    kernel: Option<KernelConfig>,
+    use_cache: bool,
+) -> OpenClDiscovery {
     let _probing = PROBE_LOCK.lock();
     let mut out = OpenClDiscovery::default();
     if !opts.include_software && !crate::backend::gpu::discover::hardware_possible() {
@@ -56,14 +70,15 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
     });
     // The tuner's choices, unless a variant is given (argument or environment) or
     // CURLPOW_TUNE=0.
-    let tuned_file = if kernel.is_none() && env_kernel.is_none() && tune_cache::enabled() {
-        tune_cache::load().unwrap_or_else(|w| {
-            out.warnings.push(w);
+    let tuned_file =
+        if use_cache && kernel.is_none() && env_kernel.is_none() && tune_cache::enabled() {
+            tune_cache::load().unwrap_or_else(|w| {
+                out.warnings.push(w);
+                tune_cache::TuneFile::default()
+            })
+        } else {
             tune_cache::TuneFile::default()
-        })
-    } else {
-        tune_cache::TuneFile::default()
-    };
+        };
     let platforms = match probe::platform_ids() {
         Ok(p) => p,
         Err(msg) => {
@@ -113,7 +128,10 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
             let tuned = tuned_file
                 .devices
                 .get(&tune_cache::key("opencl", &raw.name, &raw.driver))
-                .and_then(|t| KernelConfig::parse(&t.variant).map(|c| (c, t.nonces_per_second)));
+                .and_then(|t| {
+                    KernelConfig::parse(&t.variant)
+                        .map(|c| (c, t.nonces_per_second, t.launch_items))
+                });
             let source = tune_cache::source(kernel.or(env_kernel).is_some(), tuned.is_some());
             let mut cfg = kernel
                 .or(env_kernel)
@@ -156,10 +174,17 @@ pub fn discover_opencl(opts: &DiscoverOptions, kernel: Option<KernelConfig>) -> 
                 forced_per_item: None,
             }
             .with_env(&mut launch_warnings);
+            let mut geometry = geometry;
+            if geometry.forced_items.is_none() {
+                // The launch size the tuner chose with this variant, unless the environment
+                // forces one.
+                geometry.forced_items = tuned.and_then(|t| t.2);
+            }
             let mut info = device_info(id, &pinfo, &raw, &cfg, local_size)
                 .with_detail("initial_wave_items", geometry.wave_items)
-                .with_detail("kernel_source", source);
-            if let Some((_, rate)) = tuned {
+                .with_detail("kernel_source", source)
+                .with_detail("variant", cfg.name());
+            if let Some((_, rate, _)) = tuned {
                 info = info.with_detail("tuned_nonces_per_second", rate);
             }
             found.push(OpenClDevice::new(

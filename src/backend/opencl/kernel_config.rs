@@ -3,7 +3,7 @@
 //! options and their estimated memory traffic.
 
 use crate::search::device::DeviceKind;
-use crate::search::job::MAX_LANES;
+use crate::search::nonce::MAX_LANES;
 use crate::ternary::curl::STATE_LEN;
 
 /// A kernel variant: the word type of the bit-sliced state and where the state lives.

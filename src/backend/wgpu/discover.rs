@@ -17,7 +17,16 @@ use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOpt
 /// adapters are included or not); devices come best first (GPUs, other hardware, then
 /// software). No adapter gives zero devices, never a panic.
 pub fn discover(opts: &DiscoverOptions, force_32bit: bool) -> Discovery {
-    let found = discover_wgpu(opts, None, force_32bit);
+    discover_for_engine(opts, force_32bit, true)
+}
+
+/// [`discover`], with the tuner's cache used or not (`EngineBuilder::tune`).
+pub(crate) fn discover_for_engine(
+    opts: &DiscoverOptions,
+    force_32bit: bool,
+    use_cache: bool,
+) -> Discovery {
+    let found = discover_with(opts, None, force_32bit, use_cache);
     Discovery {
         devices: found
             .devices
@@ -44,6 +53,16 @@ pub fn discover_wgpu(
     opts: &DiscoverOptions,
     tuning: Option<Tuning>,
     force_32bit: bool,
+) -> WgpuDiscovery {
+    discover_with(opts, tuning, force_32bit, true)
+}
+
+/// [`discover_wgpu`]; with `use_cache` false the tuner's cache is not read.
+pub(crate) fn discover_with(
+    opts: &DiscoverOptions,
+    tuning: Option<Tuning>,
+    force_32bit: bool,
+    use_cache: bool,
 ) -> WgpuDiscovery {
     let mut found = WgpuDiscovery::default();
     if !opts.include_software && !crate::backend::gpu::discover::hardware_possible() {
@@ -73,7 +92,7 @@ pub fn discover_wgpu(
     let env_set = std::env::var(super::TUNING_ENV).is_ok_and(|v| !v.trim().is_empty());
     // The tuner's choices, unless a tuning is given (argument or environment) or
     // CURLPOW_TUNE=0.
-    let tuned_file = if tuning.is_none() && !env_set && tune_cache::enabled() {
+    let tuned_file = if use_cache && tuning.is_none() && !env_set && tune_cache::enabled() {
         tune_cache::load().unwrap_or_else(|w| {
             found.warnings.push(w);
             tune_cache::TuneFile::default()
@@ -98,12 +117,12 @@ pub fn discover_wgpu(
                 Tuning::variants()
                     .into_iter()
                     .find(|v| v.0 == c.variant)
-                    .map(|v| (v.1, c.nonces_per_second))
+                    .map(|v| (v.1, c.nonces_per_second, c.launch_items))
             });
         let source = tune_cache::source(tuning.is_some() || env_set, tuned.is_some());
         let t = match (tuning, tuned) {
             (Some(t), _) => t,
-            (None, Some((t, _))) => t,
+            (None, Some((t, _, _))) => t,
             (None, None) => tuning_env(Tuning::for_adapter(&ai)).unwrap_or_else(|w| {
                 found.warnings.push(w);
                 Tuning::for_adapter(&ai)
@@ -111,9 +130,20 @@ pub fn discover_wgpu(
         };
         match WgpuDevice::open(adapter, index, force32, t, &mut found.warnings) {
             Ok(mut d) => {
-                d.info = d.info.with_detail("kernel_source", source);
-                if let Some((_, rate)) = tuned {
+                let variant = variant_name(&d.tuning());
+                d.info = d
+                    .info
+                    .with_detail("kernel_source", source)
+                    .with_detail("variant", variant);
+                if let Some((_, rate, items)) = tuned {
                     d.info = d.info.with_detail("tuned_nonces_per_second", rate);
+                    // The launch size the tuner chose, unless the environment forces one.
+                    if let (Some(n), None) = (
+                        items,
+                        std::env::var_os(crate::backend::gpu::geometry::ITEMS_ENV),
+                    ) {
+                        d.force_launch(Some(n), None);
+                    }
                 }
                 opened.push(Arc::new(d))
             }
@@ -125,6 +155,17 @@ pub fn discover_wgpu(
     sort_best_first(&mut opened, |d| d.info());
     found.devices = opened;
     found
+}
+
+/// The name of the [`Tuning::variants`] entry a tuning is a shape of: `workgroupN` for the
+/// workgroup-memory kernel, `storage-fN` for the storage-buffer kernel (a software adapter's
+/// default is `storage-f3` with its own dispatch sizes).
+pub(crate) fn variant_name(t: &Tuning) -> String {
+    if t.coop > 0 {
+        format!("workgroup{}", t.coop)
+    } else {
+        format!("storage-f{}", t.fuse)
+    }
 }
 
 /// lavapipe/llvmpipe and other CPU adapters.

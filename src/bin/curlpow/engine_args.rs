@@ -40,6 +40,10 @@ pub struct EngineArgs {
     /// Pin CPU worker threads to cores.
     #[arg(long)]
     pub pin: bool,
+    /// Never tune a GPU device, and ignore the tuner's cache (as CURLPOW_TUNE=0): every GPU
+    /// device runs its default variant.
+    #[arg(long)]
+    pub no_tune: bool,
     /// Print what device discovery found wrong or skipped (e.g. software drivers left out:
     /// --software uses them).
     #[arg(long, short)]
@@ -161,7 +165,8 @@ pub fn build_engine_with(
         .pin_threads(a.pin)
         .include_software(a.software)
         .force_32bit_lanes(a.wgpu_32bit)
-        .local_devices(local);
+        .local_devices(local)
+        .tune(!a.no_tune);
     if let Some(n) = c.threads {
         b = b.threads(n);
     }

@@ -279,9 +279,24 @@ impl Registry {
         let mut queued_ahead = 0.0f64;
         // Searches queued ahead of it: each holds a device for at least that device's floor.
         let mut searches_ahead = 0usize;
+        // The selections (and expected work) that found no free device in this pass: a later
+        // waiter with the same finds none either (granting only makes devices busy), so it is
+        // passed over without the per-device estimates. With 32 callers queued for the CPU
+        // pool, and software drivers in every selection, this keeps a release's dispatch from
+        // costing the estimates of every device for every waiter.
+        let mut nothing_free: Vec<(Vec<usize>, u64)> = Vec::new();
         let mut i = 0;
         while i < st.waiters.len() {
             let w = st.waiters.iter().nth(i).expect("index in range");
+            if nothing_free
+                .iter()
+                .any(|(a, work)| *work == w.work.to_bits() && *a == w.allowed)
+            {
+                queued_ahead += w.work;
+                searches_ahead += 1;
+                i += 1;
+                continue;
+            }
             let healthy = |d: usize| st.unhealthy_until[d].is_none_or(|until| now >= until);
             // The CPU pool and software drivers (PoCL, lavapipe) all run on the host's cores: a
             // second one busy beside the first only takes cycles from it. Of those the waiter
@@ -303,6 +318,13 @@ impl Registry {
                 .filter(|&d| !st.busy[d] && healthy(d))
                 .filter(|&d| !self.slots[d].on_host_cores() || Some(d) == host_cores)
                 .collect();
+            if free.is_empty() {
+                nothing_free.push((w.allowed.clone(), w.work.to_bits()));
+                queued_ahead += w.work;
+                searches_ahead += 1;
+                i += 1;
+                continue;
+            }
             free.sort_by(|&a, &b| self.slots[b].rate().total_cmp(&self.slots[a].rate()));
             let take = match free.first() {
                 None => false,
@@ -454,7 +476,8 @@ impl Registry {
                 stats.searching = s.stats.in_flight.load(Ordering::Relaxed) as u64;
                 stats.healthy = st.unhealthy_until[i].is_none_or(|u| now >= u);
                 stats.last_fault = st.last_fault[i].as_ref().map(|(_, e)| e.to_string());
-                let mut info = s.info.clone();
+                // The device's own description: a tuned GPU says which variant it switched to.
+                let mut info = s.device.info().clone();
                 if let Some(v) = launch[i]
                     .as_ref()
                     .and_then(|l| serde_json::to_value(l).ok())

@@ -327,6 +327,16 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
     config.shutdown_grace = a.shutdown_grace;
     config.auth = credentials(&a)?;
     let (engine, selection) = engine_for(&a)?;
+    // GPU devices on their default variant tune now, in the background: attaches are served
+    // meanwhile by the CPU pool (and by the other devices), and each device switches to its
+    // tuned variant when its tuning ends.
+    let tuning = engine.start_tuning();
+    if tuning > 0 {
+        tracing::info!(
+            target: LIFECYCLE,
+            "tuning {tuning} GPU device(s) in the background (--no-tune: never)"
+        );
+    }
     let concurrency = config.limits(engine.devices().len()).concurrency;
     if let Some(n) = a.per_client.filter(|&n| n > concurrency) {
         return Err(UsageError(format!(
