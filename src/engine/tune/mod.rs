@@ -186,13 +186,16 @@ pub(crate) struct AutoTune {
     reports: Mutex<Vec<TuneReport>>,
 }
 
+/// The devices, some wrapped, and the tuning state.
+type Wrapped = (Vec<Arc<dyn Device>>, Option<AutoTune>);
+
 /// Wrap every device the engine tunes on its first search (`wants(info)`) in a [`Tunable`],
 /// and the tuning state when there is one.
 pub(crate) fn wrap(
     devices: Vec<Arc<dyn Device>>,
     wants: impl Fn(&DeviceInfo) -> bool,
     budget: Duration,
-) -> Result<(Vec<Arc<dyn Device>>, Option<AutoTune>), Error> {
+) -> Result<Wrapped, Error> {
     let mut tunable = Vec::with_capacity(devices.len());
     let devices: Vec<Arc<dyn Device>> = devices
         .into_iter()
