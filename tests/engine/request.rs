@@ -54,7 +54,7 @@ fn an_mwm_out_of_range_fails_every_entry_with_its_number() {
     assert!(many
         .iter()
         .all(|r| matches!(r, Err(Error::InvalidMwm(244)))));
-    let r = e.attach_to_tangle(&Hash::NULL, &Hash::NULL, &[tx.clone()], &opts);
+    let r = e.attach_to_tangle(&Hash::NULL, &Hash::NULL, std::slice::from_ref(&tx), &opts);
     assert!(matches!(r, Err(Error::InvalidMwm(244))), "{r:?}");
     // A valid number set later replaces the bad one.
     assert!(e.pow_with(&tx, &opts.with_mwm(3)).is_ok());
