@@ -122,9 +122,14 @@ pub mod internal {
     pub use crate::base::line_reader;
     pub use crate::search::bitslice;
     pub use crate::search::control::{Counters, StopReason, Worker};
-    pub use crate::search::job as search;
     pub use crate::ternary::curl::{fast_transform, fast_transform_repeat, PlanesKernel};
     pub use crate::ternary::xorshift;
+
+    /// A search job and the nonce layout it fills.
+    pub mod search {
+        pub use crate::search::job::*;
+        pub use crate::search::nonce::*;
+    }
 }
 
 // The README's Rust examples compile and run as doc tests.

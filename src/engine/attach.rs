@@ -23,7 +23,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::base::error::{Error, TryteError};
 use crate::engine::{Engine, PowOptions, PowReport, Request};
-use crate::search::job::{self as search, SearchJob, LAST_BLOCK, NONCE_OFFSET};
+use crate::search::job::{self as search, SearchJob};
+use crate::search::nonce::{LAST_BLOCK, NONCE_OFFSET};
 use crate::ternary::curl::{self, HASH_LEN};
 use crate::ternary::transaction::{Field, Transaction};
 use crate::ternary::trinary::{self, Trit};

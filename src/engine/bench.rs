@@ -13,8 +13,9 @@ use crate::base::error::{Error, InternalError};
 use crate::engine::registry::{Lease, Registry, WaitSpec};
 use crate::search::control::SearchControl;
 use crate::search::device::Backend;
-use crate::search::job::{CounterRange, Mwm, SearchJob};
+use crate::search::job::{Mwm, SearchJob};
 use crate::search::launch_stats::LaunchStats;
+use crate::search::nonce::CounterRange;
 use crate::ternary::transaction::Transaction;
 
 /// A `curlpow bench` measurement.

@@ -5,7 +5,8 @@ use crate::base::error::Error;
 use crate::search::block::BlockJob;
 use crate::search::control::SearchControl;
 use crate::search::device::{Device, Found, NonceOutcome};
-use crate::search::job::{CounterRange, SearchJob};
+use crate::search::job::SearchJob;
+use crate::search::nonce::CounterRange;
 use crate::ternary::transaction::Transaction;
 
 /// One prepared search.

@@ -3,7 +3,7 @@
 //! layout it fills is in `search::nonce`.
 
 use crate::base::error::Error;
-pub use crate::search::nonce::*;
+use crate::search::nonce::*;
 use crate::ternary::curl::{Planes, PlanesKernel, HASH_LEN, STATE_LEN};
 use crate::ternary::transaction::Transaction;
 use crate::ternary::trinary::Trit;

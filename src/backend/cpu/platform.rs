@@ -8,8 +8,9 @@
 
 use crate::base::error::Error;
 use crate::search::control::Worker;
-use crate::search::job::{CounterRange, Hit, SearchJob};
+use crate::search::job::SearchJob;
 use crate::search::layout::KernelJob;
+use crate::search::nonce::{CounterRange, Hit};
 
 /// A CPU search kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,8 +3,8 @@
 
 use crate::search::bitslice::{self, BadTrit, Planes};
 use crate::search::control::Worker;
-use crate::search::job::{CounterRange, Hit, NONCE_OFFSET};
 use crate::search::layout::{KernelJob, Layout, LayoutCounter};
+use crate::search::nonce::{CounterRange, Hit, NONCE_OFFSET};
 use crate::ternary::curl::{HASH_LEN, INDEX, ROUNDS, STATE_LEN};
 
 /// Nonces per transform.

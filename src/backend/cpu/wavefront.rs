@@ -284,8 +284,8 @@ macro_rules! wavefront_kernel {
         };
         use $crate::search::bitslice::Planes;
         use $crate::search::control::Worker;
-        use $crate::search::job::{CounterRange, Hit, NONCE_OFFSET};
         use $crate::search::layout::{KernelJob, Layout, LayoutCounter};
+        use $crate::search::nonce::{CounterRange, Hit, NONCE_OFFSET};
         use $crate::ternary::curl::{HASH_LEN, STATE_LEN};
 
         const _: () = {

@@ -23,8 +23,8 @@ use super::sizer::Sizer;
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl};
 use crate::search::device::{DeviceInfo, SearchOutcome};
-use crate::search::job::{CounterRange, Hit};
 use crate::search::launch_stats::SearchTiming;
+use crate::search::nonce::{CounterRange, Hit};
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3

@@ -63,8 +63,9 @@ use crate::search::control::{Counters, SearchControl};
 #[cfg(doc)]
 use crate::search::device::DiscoverOptions;
 use crate::search::device::{Device, DeviceInfo, SearchOutcome};
-use crate::search::job::{CounterRange, SearchJob};
+use crate::search::job::SearchJob;
 use crate::search::launch_stats::LaunchStats;
+use crate::search::nonce::CounterRange;
 use crate::ternary::curl::STATE_LEN;
 use occupancy::Facts;
 use session::{OpenSpec, Session};

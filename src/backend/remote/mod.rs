@@ -45,7 +45,7 @@ use crate::search::device::{
     Backend, CounterRange, Device, DeviceInfo, DeviceKind, Found, NonceOutcome, SearchControl,
     SearchJob, SearchOutcome, NONCE_TRITS,
 };
-use crate::search::job::hit_of_nonce;
+use crate::search::nonce::hit_of_nonce;
 use crate::ternary::transaction::TRANSACTION_TRITS;
 
 /// How often a waiting search looks at its stop conditions and the connection.

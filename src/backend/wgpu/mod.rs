@@ -52,8 +52,9 @@ use crate::backend::gpu::{driver, Geometry, Job, Sizer};
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl};
 use crate::search::device::{Device, DeviceInfo, SearchOutcome};
-use crate::search::job::{CounterRange, SearchJob};
+use crate::search::job::SearchJob;
 use crate::search::launch_stats::{LaunchStats, SearchTiming};
+use crate::search::nonce::CounterRange;
 use crate::ternary::curl::STATE_LEN;
 use context::{Context, OpenSpec};
 

@@ -79,7 +79,8 @@ mod tests {
     use crate::base::error::Error;
     use crate::search::control::SearchControl;
     use crate::search::device::SearchOutcome;
-    use crate::search::job::{CounterRange, SearchJob};
+    use crate::search::job::SearchJob;
+    use crate::search::nonce::CounterRange;
 
     struct Named(DeviceInfo);
     impl Device for Named {

@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::search::device::{Backend, Device, DeviceInfo, DiscoverOptions};
-use crate::search::job::{CounterRange, SearchJob};
+use crate::search::job::SearchJob;
+use crate::search::nonce::CounterRange;
 use crate::ternary::transaction::Transaction;
 
 use crate::backend::gpu::tune_cache;
