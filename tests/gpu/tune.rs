@@ -53,7 +53,22 @@ fn curlpow(cache: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
 
 /// The first device of `backend` in `devices --json`, if any.
 fn device(cache: &Path, backend: &str, envs: &[(&str, &str)]) -> (Option<Value>, String) {
-    let out = curlpow(cache, &["devices", "--json", "--software"], envs);
+    device_with(cache, backend, &[], envs)
+}
+
+/// [`device`] with more flags after `devices --json --software`.
+fn device_with(
+    cache: &Path,
+    backend: &str,
+    flags: &[&str],
+    envs: &[(&str, &str)],
+) -> (Option<Value>, String) {
+    let args: Vec<&str> = ["devices", "--json", "--software"]
+        .iter()
+        .chain(flags)
+        .copied()
+        .collect();
+    let out = curlpow(cache, &args, envs);
     assert!(out.status.success(), "{out:?}");
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     let d = list
@@ -128,19 +143,8 @@ fn tune_then_reuse(backend: &str) {
     // CURLPOW_TUNE=0 and --no-tune: the default.
     let (d, _) = device(cache, backend, &[("CURLPOW_TUNE", "0")]);
     assert_eq!(d.unwrap()["details"]["kernel_source"], "default");
-    let out = curlpow(
-        cache,
-        &["devices", "--json", "--software", "--no-tune"],
-        &[],
-    );
-    assert!(out.status.success(), "{out:?}");
-    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let d = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["backend"] == backend)
-        .unwrap();
+    let (d, _) = device_with(cache, backend, &["--no-tune"], &[]);
+    let d = d.unwrap();
     assert_eq!(d["details"]["kernel_source"], "default", "{d}");
 
     // A corrupt cache and one of another curlpow version: ignored, one warning each.
