@@ -60,13 +60,13 @@ impl Layout {
         }
     }
 
-    /// The lane-number trits for `W` 64-bit words of lanes: `[j] = (low words, high words)` of
-    /// lane trit `j` (lane `l` = bit `l mod 64` of word `l / 64`).
-    pub(crate) fn lane_words<const W: usize>(self) -> Vec<([u64; W], [u64; W])> {
+    /// The lane-number trits for `words` 64-bit words of lanes: `[j] = (low words, high words)`
+    /// of lane trit `j` (lane `l` = bit `l mod 64` of word `l / 64`).
+    pub(crate) fn lane_words(self, words: usize) -> Vec<(Vec<u64>, Vec<u64>)> {
         let lanes = self.lane_trits();
-        let mut p = Planes::zeros(lanes.len(), W, 64);
+        let mut p = Planes::zeros(lanes.len(), words, 64);
         let mut t = vec![0; lanes.len()];
-        for k in 0..W * 64 {
+        for k in 0..words * 64 {
             self.write_lane(k, &mut t);
             for (j, &tj) in t.iter().enumerate() {
                 p.set(j, k, tj);
@@ -75,10 +75,7 @@ impl Layout {
         (0..lanes.len())
             .map(|j| {
                 let (lo, hi) = p.words_of(j);
-                (
-                    lo.try_into().expect("W words"),
-                    hi.try_into().expect("W words"),
-                )
+                (lo.to_vec(), hi.to_vec())
             })
             .collect()
     }
@@ -231,7 +228,7 @@ mod tests {
     #[test]
     fn lane_words_hold_each_lanes_trits() {
         for layout in [Layout::Transaction, Layout::Block] {
-            let w = layout.lane_words::<8>();
+            let w = layout.lane_words(8);
             assert_eq!(w.len(), layout.lane_trits().len());
             let mut t = vec![0; w.len()];
             for lane in [0usize, 1, 63, 64, 255, 256, 300, 511] {

@@ -6,9 +6,19 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 pub(crate) mod batch;
+#[cfg(target_arch = "x86_64")]
+mod hooks;
+#[cfg(target_arch = "x86_64")]
+mod kernel;
+#[cfg(target_arch = "x86_64")]
+mod passes;
 mod platform;
 mod pool;
 mod portable;
+#[cfg(target_arch = "x86_64")]
+mod simd;
+#[cfg(target_arch = "x86_64")]
+mod sweep;
 pub(crate) mod transpose;
 #[cfg(target_arch = "x86_64")]
 mod wavefront;

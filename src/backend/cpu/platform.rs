@@ -1,11 +1,14 @@
 //! CPU kernel choice: detected once, overridable by the API or `CURLPOW_CPU_KERNEL`.
 //!
 //! Every kernel has the same signature as [`portable::search`](super::portable::search). The
-//! SIMD entry points are `#[target_feature]` functions: this file calls them in `unsafe` blocks
-//! only after [`CpuKernel::is_supported`] holds. The kernels' unchecked state accesses are
-//! `unsafe` blocks of their own, in the shared pass body (`wavefront.rs`), each with its
+//! SIMD kernels are the generic loop ([`kernel`](super::kernel), [`hooks`](super::hooks)) run
+//! with an instruction-set token, which only a CPU with those instructions gives out
+//! (`Avx2::new()`, `Avx512::new()`), so this file has no `unsafe`. The kernels' unchecked state
+//! accesses are `unsafe` blocks of their own, in the passes (`passes.rs`), each with its
 //! `SAFETY` comment.
 
+#[cfg(target_arch = "x86_64")]
+use super::{avx2::Avx2, avx512::Avx512, hooks, kernel};
 use crate::base::error::Error;
 use crate::search::control::Worker;
 use crate::search::job::SearchJob;
@@ -145,15 +148,10 @@ impl CpuKernel {
         match self {
             CpuKernel::Portable => super::portable::search(job, range, w),
             #[cfg(target_arch = "x86_64")]
-            CpuKernel::Avx2 if self.is_supported() => {
-                // SAFETY: is_supported() just confirmed AVX2 on this CPU.
-                unsafe { super::avx2::search(job, range, w) }
-            }
+            CpuKernel::Avx2 => Avx2::new().and_then(|s| kernel::search(s, job, range, w)),
             #[cfg(target_arch = "x86_64")]
-            CpuKernel::Avx512 if self.is_supported() => {
-                // SAFETY: is_supported() just confirmed AVX-512F on this CPU.
-                unsafe { super::avx512::search(job, range, w) }
-            }
+            CpuKernel::Avx512 => Avx512::new().and_then(|s| kernel::search(s, job, range, w)),
+            #[cfg(not(target_arch = "x86_64"))]
             _ => None,
         }
     }
@@ -195,11 +193,11 @@ impl CpuKernel {
         match self {
             CpuKernel::Portable => super::portable::transform_states(states),
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: check() above confirmed AVX2 on this CPU.
-            CpuKernel::Avx2 => unsafe { super::avx2::transform_states(states) },
+            CpuKernel::Avx2 => Avx2::new().map_or(Ok(()), |s| hooks::transform_states(s, states)),
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: check() above confirmed AVX-512F on this CPU.
-            CpuKernel::Avx512 => unsafe { super::avx512::transform_states(states) },
+            CpuKernel::Avx512 => {
+                Avx512::new().map_or(Ok(()), |s| hooks::transform_states(s, states))
+            }
             #[cfg(not(target_arch = "x86_64"))]
             _ => Ok(()),
         }
@@ -220,11 +218,13 @@ impl CpuKernel {
         match self {
             CpuKernel::Portable => super::portable::placed_nonces(job, range, transforms),
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: check() above confirmed AVX2 on this CPU.
-            CpuKernel::Avx2 => unsafe { super::avx2::placed_nonces(job, range, transforms) },
+            CpuKernel::Avx2 => Avx2::new().map_or(Ok(Vec::new()), |s| {
+                hooks::placed_nonces(s, job, range, transforms)
+            }),
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: check() above confirmed AVX-512F on this CPU.
-            CpuKernel::Avx512 => unsafe { super::avx512::placed_nonces(job, range, transforms) },
+            CpuKernel::Avx512 => Avx512::new().map_or(Ok(Vec::new()), |s| {
+                hooks::placed_nonces(s, job, range, transforms)
+            }),
             #[cfg(not(target_arch = "x86_64"))]
             _ => Ok(Vec::new()),
         }
@@ -240,11 +240,9 @@ impl CpuKernel {
         Ok(match self {
             CpuKernel::Portable => super::portable::bare_transforms(job, n),
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: check() above confirmed AVX2 on this CPU.
-            CpuKernel::Avx2 => unsafe { super::avx2::bare_transforms(job, n) },
+            CpuKernel::Avx2 => Avx2::new().map_or(0, |s| hooks::bare_transforms(s, job, n)),
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: check() above confirmed AVX-512F on this CPU.
-            CpuKernel::Avx512 => unsafe { super::avx512::bare_transforms(job, n) },
+            CpuKernel::Avx512 => Avx512::new().map_or(0, |s| hooks::bare_transforms(s, job, n)),
             #[cfg(not(target_arch = "x86_64"))]
             _ => 0,
         })
@@ -256,25 +254,36 @@ impl CpuKernel {
     /// message after message. A kernel this CPU lacks falls back to the portable one.
     pub(crate) fn absorb_many(self, msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
         assert!(out_len > 0 && out.len() == msgs.len() * out_len);
-        let k = if self.is_supported() {
-            self
-        } else {
-            CpuKernel::Portable
-        };
-        for (chunk, o) in msgs
-            .chunks(k.lanes())
-            .zip(out.chunks_mut(k.lanes() * out_len))
-        {
-            match k {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: is_supported() confirmed AVX2 on this CPU.
-                CpuKernel::Avx2 => unsafe { super::avx2::absorb_lanes(chunk, out_len, o) },
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: is_supported() confirmed AVX-512F on this CPU.
-                CpuKernel::Avx512 => unsafe { super::avx512::absorb_lanes(chunk, out_len, o) },
-                _ => super::portable::absorb_lanes(chunk, out_len, o),
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx2 if let Some(s) = Avx2::new() => {
+                for_each_chunk(msgs, 256, out_len, out, |c, o| {
+                    hooks::absorb_lanes(s, c, out_len, o)
+                })
             }
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx512 if let Some(s) = Avx512::new() => {
+                for_each_chunk(msgs, 512, out_len, out, |c, o| {
+                    hooks::absorb_lanes(s, c, out_len, o)
+                })
+            }
+            _ => for_each_chunk(msgs, super::portable::LANES, out_len, out, |c, o| {
+                super::portable::absorb_lanes(c, out_len, o)
+            }),
         }
+    }
+}
+
+/// Run `f` on each `lanes` messages and their part of `out`.
+fn for_each_chunk(
+    msgs: &[&[i8]],
+    lanes: usize,
+    out_len: usize,
+    out: &mut [i8],
+    mut f: impl FnMut(&[&[i8]], &mut [i8]),
+) {
+    for (chunk, o) in msgs.chunks(lanes).zip(out.chunks_mut(lanes * out_len)) {
+        f(chunk, o);
     }
 }
 

@@ -42,7 +42,7 @@ impl State {
     /// nonce layout).
     pub fn set_lane_numbers(&mut self, layout: Layout) {
         let start = layout.lane_trits().start;
-        for (j, (lo, hi)) in layout.lane_words::<1>().into_iter().enumerate() {
+        for (j, (lo, hi)) in layout.lane_words(1).into_iter().enumerate() {
             self.lo[start + j] = lo[0];
             self.hi[start + j] = hi[0];
         }
@@ -194,7 +194,7 @@ pub(crate) fn absorb_lanes(msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
     let mut hi = vec![[0u64; 1]; len.min(WINDOW)];
     for win in (0..len).step_by(WINDOW) {
         let wl = (len - win).min(WINDOW);
-        rows_to_words::<1>(msgs, win, &mut lo[..wl], &mut hi[..wl]);
+        rows_to_words(msgs, win, &mut lo[..wl], &mut hi[..wl]);
         for start in (0..wl).step_by(HASH_LEN) {
             for x in 0..HASH_LEN {
                 s.lo[x] = lo[start + x][0];
@@ -205,7 +205,7 @@ pub(crate) fn absorb_lanes(msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
     }
     let lo: Vec<[u64; 1]> = s.lo[..out_len].iter().map(|&w| [w]).collect();
     let hi: Vec<[u64; 1]> = s.hi[..out_len].iter().map(|&w| [w]).collect();
-    words_to_rows::<1>(&lo, &hi, n, out);
+    words_to_rows(&lo, &hi, n, out);
 }
 
 #[cfg(test)]

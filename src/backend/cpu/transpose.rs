@@ -62,15 +62,15 @@ fn pack64_avx2(c: &[Trit; 64]) -> (u64, u64) {
 pub(crate) const WINDOW: usize = 33 * crate::ternary::curl::HASH_LEN;
 
 /// Lane words of trits `start..start + lo.len()` of every message: `lo[x][w]` bit `k` is the
-/// low half of trit `start + x` of message `64·w + k` (at most `64·W` messages). Each
+/// low half of trit `start + x` of message `64·w + k` (at most 64 per word). Each
 /// message's window is read once, front to back (one input stream at a time, which the
 /// hardware prefetches), into 64-message row blocks that are then transposed. Lanes without a
-/// message hold zero trits.
-pub(crate) fn rows_to_words<const W: usize>(
+/// message hold zero trits. Each entry of `lo` and `hi` holds the words of one trit (`[u64; W]`).
+pub(crate) fn rows_to_words<A: AsMut<[u64]>>(
     msgs: &[&[Trit]],
     start: usize,
-    lo: &mut [[u64; W]],
-    hi: &mut [[u64; W]],
+    lo: &mut [A],
+    hi: &mut [A],
 ) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
@@ -83,30 +83,29 @@ pub(crate) fn rows_to_words<const W: usize>(
 /// [`rows_to_words`] packing with AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn rows_to_words_avx2<const W: usize>(
-    msgs: &[&[Trit]],
-    start: usize,
-    lo: &mut [[u64; W]],
-    hi: &mut [[u64; W]],
-) {
+fn rows_to_words_avx2<A: AsMut<[u64]>>(msgs: &[&[Trit]], start: usize, lo: &mut [A], hi: &mut [A]) {
     rows_to_words_with(msgs, start, lo, hi, |c| pack64_avx2(c));
 }
 
 #[inline(always)]
-fn rows_to_words_with<const W: usize>(
+fn rows_to_words_with<A: AsMut<[u64]>>(
     msgs: &[&[Trit]],
     start: usize,
-    lo: &mut [[u64; W]],
-    hi: &mut [[u64; W]],
+    lo: &mut [A],
+    hi: &mut [A],
     pack64: impl Fn(&[Trit; 64]) -> (u64, u64),
 ) {
     let len = lo.len();
-    debug_assert!(msgs.len() <= 64 * W && hi.len() == len);
+    let Some(first) = lo.first_mut() else {
+        return;
+    };
+    let words = first.as_mut().len();
+    debug_assert!(msgs.len() <= 64 * words && hi.len() == len);
     debug_assert!(msgs.iter().all(|m| m.len() >= start + len));
     let segs = len.div_ceil(64);
     let mut rl = vec![[!0u64; 64]; segs];
     let mut rh = vec![[!0u64; 64]; segs];
-    for w in 0..W {
+    for w in 0..words {
         let group = msgs.get(64 * w..).unwrap_or(&[]);
         for k in 0..64 {
             match group.get(k) {
@@ -131,8 +130,8 @@ fn rows_to_words_with<const W: usize>(
             transpose64(&mut rh[s]);
             let c = (len - 64 * s).min(64);
             for x in 0..c {
-                lo[64 * s + x][w] = rl[s][x];
-                hi[64 * s + x][w] = rh[s][x];
+                lo[64 * s + x].as_mut()[w] = rl[s][x];
+                hi[64 * s + x].as_mut()[w] = rh[s][x];
             }
         }
     }
@@ -140,24 +139,20 @@ fn rows_to_words_with<const W: usize>(
 
 /// The inverse of [`rows_to_words`] for `n` messages: trit `x` of message `m` goes to
 /// `out[m·len + x]`, `len = lo.len()`.
-pub(crate) fn words_to_rows<const W: usize>(
-    lo: &[[u64; W]],
-    hi: &[[u64; W]],
-    n: usize,
-    out: &mut [Trit],
-) {
+pub(crate) fn words_to_rows<A: AsRef<[u64]>>(lo: &[A], hi: &[A], n: usize, out: &mut [Trit]) {
     let len = lo.len();
-    debug_assert!(n <= 64 * W && hi.len() == len && out.len() == n * len);
+    let words = lo.first().map_or(0, |w| w.as_ref().len());
+    debug_assert!(n <= 64 * words && hi.len() == len && out.len() == n * len);
     let mut rl = [0u64; 64];
     let mut rh = [0u64; 64];
     for seg in (0..len).step_by(64) {
         let c = (len - seg).min(64);
-        for w in 0..W.min(n.div_ceil(64)) {
+        for w in 0..words.min(n.div_ceil(64)) {
             rl.fill(0);
             rh.fill(0);
             for x in 0..c {
-                rl[x] = lo[seg + x][w];
-                rh[x] = hi[seg + x][w];
+                rl[x] = lo[seg + x].as_ref()[w];
+                rh[x] = hi[seg + x].as_ref()[w];
             }
             transpose64(&mut rl);
             transpose64(&mut rh);
@@ -229,7 +224,7 @@ mod tests {
             let msgs: Vec<&[Trit]> = rows.iter().map(|r| &r[..]).collect();
             let mut lo = vec![[0u64; 4]; len - 100];
             let mut hi = vec![[0u64; 4]; len - 100];
-            rows_to_words::<4>(&msgs, 100, &mut lo, &mut hi);
+            rows_to_words(&msgs, 100, &mut lo, &mut hi);
             for x in 0..len - 100 {
                 for lane in 0..256 {
                     let (l, h) = match rows.get(lane) {
@@ -242,7 +237,7 @@ mod tests {
             }
             let w = len - 100;
             let mut out = vec![9i8; n * w];
-            words_to_rows::<4>(&lo, &hi, n, &mut out);
+            words_to_rows(&lo, &hi, n, &mut out);
             for (m, r) in rows.iter().enumerate() {
                 assert_eq!(&out[m * w..(m + 1) * w], &r[100..], "n {n} message {m}");
             }
