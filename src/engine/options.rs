@@ -95,21 +95,21 @@ impl PowOptions {
         self
     }
 
-    /// Give up this long after the call starts ([`Error::Timeout`](crate::base::error::Error::Timeout)),
+    /// Give up this long after the call starts ([`Error::Timeout`]),
     /// waiting for a device included.
     pub fn timeout(mut self, t: Duration) -> Self {
         self.timeout = Some(t);
         self
     }
 
-    /// Give up at this instant ([`Error::Timeout`](crate::base::error::Error::Timeout)); with a
+    /// Give up at this instant ([`Error::Timeout`]); with a
     /// [`timeout`](Self::timeout) too, the earlier wins.
     pub fn deadline(mut self, at: Instant) -> Self {
         self.deadline = Some(at);
         self
     }
 
-    /// Cancel from another thread ([`Error::Cancelled`](crate::base::error::Error::Cancelled)).
+    /// Cancel from another thread ([`Error::Cancelled`]).
     pub fn cancel(mut self, c: CancelToken) -> Self {
         self.cancel = Some(c);
         self

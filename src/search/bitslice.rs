@@ -150,7 +150,7 @@ impl Planes {
     }
 
     /// Write every lane's number into the lane trits of a Curl block: lane `l` gets the
-    /// balanced ternary of `l - 364` in trits 162..168 (the nonce layout of [`crate::search::job`]).
+    /// balanced ternary of `l - 364` in trits 162..168 ([the nonce layout](crate::device#the-nonce-layout)).
     pub fn set_lane_numbers(&mut self) {
         for k in 0..self.words * self.bits as usize {
             for (j, &t) in crate::search::nonce::lane_trits(k).iter().enumerate() {

@@ -173,10 +173,11 @@ pub trait Device: Send + Sync {
     /// What the device is.
     fn info(&self) -> &DeviceInfo;
 
-    /// Search the counters of `range` (see [`crate::search::job`] for the nonce layout) until a hit, or
-    /// until `ctl` says stop. The returned hit is checked by the caller on the host; the device
-    /// need not verify it, and must not stop the search's other devices itself (the engine does
-    /// that once the hit is verified). Must return promptly (milliseconds) once `ctl` says stop.
+    /// Search the counters of `range` (see [the nonce layout](crate::device#the-nonce-layout))
+    /// until a hit, or until `ctl` says stop. The returned hit is checked by the caller on the
+    /// host; the device need not verify it, and must not stop the search's other devices itself
+    /// (the engine does that once the hit is verified). Must return promptly (milliseconds) once
+    /// `ctl` says stop.
     fn search(
         &self,
         job: &SearchJob,

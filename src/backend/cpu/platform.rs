@@ -1,7 +1,7 @@
 //! CPU kernel choice: detected once, overridable by the API or `CURLPOW_CPU_KERNEL`.
 //!
 //! Every kernel has the same signature as [`portable::search`](super::portable::search). The
-//! SIMD kernels are the generic loop ([`kernel`](super::kernel), [`hooks`](super::hooks)) run
+//! SIMD kernels are the generic loop ([`kernel`], [`hooks`]) run
 //! with an instruction-set token, which only a CPU with those instructions gives out
 //! (`Avx2::new()`, `Avx512::new()`), so this file has no `unsafe`. The kernels' unchecked state
 //! accesses are `unsafe` blocks of their own, in the passes (`passes.rs`), each with its
@@ -87,7 +87,7 @@ impl CpuKernel {
 
     /// Nanoseconds of one transform (all lanes) on one core, set from `docs/benchmarks.md`
     /// ("CPU search", "Per-call latency"); only its ratio to the single-state transform's
-    /// ([`PlanesKernel::transform_ns`](crate::PlanesKernel)) is used, to choose between them.
+    /// ([`PlanesKernel::transform_ns`](crate::internal::PlanesKernel)) is used, to choose between them.
     pub(crate) fn transform_ns(self) -> u64 {
         match self {
             CpuKernel::Portable => 80_000,

@@ -38,7 +38,7 @@ struct Slot {
     read_done: Option<ocl::Event>,
 }
 
-/// How the program was built, for [`crate::LaunchStats`].
+/// How the program was built, for [`LaunchStats`](crate::device::LaunchStats).
 #[derive(Debug, Clone, Default)]
 pub(super) struct BuildFacts {
     pub build_ms: f64,

@@ -16,7 +16,7 @@
 //! lanes (`u32`; forced by [`EngineBuilder::force_32bit_lanes`](crate::EngineBuilder) or
 //! `CURLPOW_WGPU_LANES=32`). Invocation `g` of a dispatch with `N` invocations tries counters
 //! `base + j * N + g` for `j` in `0..TRANSFORMS`, so every invocation, loop and dispatch has its
-//! own counters (see [`crate::search::job`] for the nonce layout).
+//! own counters (see [the nonce layout](crate::device#the-nonce-layout)).
 //!
 //! Environment: `CURLPOW_WGPU_LANES=32` forces 32-bit lanes (`64` or unset: the default);
 //! `CURLPOW_WGPU_TUNING` overrides the [`Tuning`] (e.g. `fuse=3,workgroup=128`, see

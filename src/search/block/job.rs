@@ -134,7 +134,7 @@ impl BlockJob {
     }
 
     /// The host check: the nonce of this hit, if the message with it really reaches the
-    /// target. The message is scored from its bytes ([`score`](super::score): BLAKE2b-256 and
+    /// target. The message is scored from its bytes ([`score`](fn@super::score): BLAKE2b-256 and
     /// a Curl-P-81 transform on the host), nothing read back from a device.
     pub fn verify(&self, hit: Hit) -> Option<u64> {
         let nonce = nonce_of(hit)?;

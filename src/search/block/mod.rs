@@ -4,7 +4,7 @@
 //! A message ends in an 8-byte nonce. Its PoW hash is Curl-P-81, from the zero state, of one
 //! 243-trit block: the BLAKE2b-256 digest of the bytes before the nonce in [`b1t6`] (192
 //! trits), the nonce's 8 little-endian bytes in `b1t6` (48 trits), and three zero trits. Its
-//! [`score`] is `3^(trailing zero trits of the hash) ÷ the message's length in bytes`; a
+//! [`score`](fn@score) is `3^(trailing zero trits of the hash) ÷ the message's length in bytes`; a
 //! message is valid when the score reaches the network's minimum (4,000 on Chrysalis mainnet,
 //! 1,500 on Stardust networks).
 //!

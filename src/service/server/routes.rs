@@ -1,4 +1,4 @@
-//! The HTTP layer: axum routes and middleware over [`api`](super::api) and the engine. Kept thin:
+//! The HTTP layer: axum routes and middleware over [`api`] and the engine. Kept thin:
 //! IRI's header, body and JSON checks, auth, admission, then one blocking call to
 //! `Engine::attach_to_tangle`.
 

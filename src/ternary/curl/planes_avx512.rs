@@ -68,8 +68,8 @@ static ROUNDS_TABLE: Aligned<[Round; ROUNDS]> = Aligned({
     t
 });
 
-/// Lane tables for the entry and the final reorder: [0] sets the scratch copies (lane `l`
-/// takes limb `limb_of_lane(l)`), [1] and [2] read limbs `+9` and `+18`.
+/// Lane tables for the entry and the final reorder: `[0]` sets the scratch copies (lane `l`
+/// takes limb `limb_of_lane(l)`), `[1]` and `[2]` read limbs `+9` and `+18`.
 static MOVES: Aligned<[[u32; LANES]; 3]> = Aligned({
     let mut t = [[0u32; LANES]; 3];
     let mut l = 0;
