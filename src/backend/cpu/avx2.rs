@@ -17,6 +17,9 @@ static SEARCH: Plan<26> = Plan::new(passes(3, 6), std::mem::size_of::<Trit<__m25
 
 const _: () = assert!(PLAN.full_passes(0, 27) && SEARCH.full_passes(0, 25));
 const _: () = assert!(PLAN.shares_passes(&SEARCH, 25));
+// `Words` and `V` hold `WORDS` words each.
+const _: () = assert!(std::mem::size_of::<<Avx2 as Simd>::Words>() == 8 * <Avx2 as Simd>::WORDS);
+const _: () = assert!(std::mem::size_of::<__m256i>() == 8 * <Avx2 as Simd>::WORDS);
 
 /// AVX2 on this CPU: made only by [`Avx2::new`], which checks.
 #[derive(Clone, Copy, Debug)]

@@ -25,6 +25,10 @@ static SEARCH: Plan<16> = Plan::new(passes(5, 6), std::mem::size_of::<Trit<__m51
 
 const _: () = assert!(PLAN.full_passes(0, 17) && SEARCH.full_passes(0, 15));
 const _: () = assert!(PLAN.shares_passes(&SEARCH, 15));
+// `Words` and `V` hold `WORDS` words each.
+const _: () =
+    assert!(std::mem::size_of::<<Avx512 as Simd>::Words>() == 8 * <Avx512 as Simd>::WORDS);
+const _: () = assert!(std::mem::size_of::<__m512i>() == 8 * <Avx512 as Simd>::WORDS);
 
 /// `vpternlogq` immediate of `f(a, b, c)` (operand order of `_mm512_ternarylogic_epi64`: bit
 /// `4a + 2b + c` of the immediate is `f(a, b, c)`).

@@ -19,6 +19,19 @@ fn put_words<S: Simd>(s: S, t: Trit<S::V>, planes: &mut Planes, x: usize) {
     planes.hi[x * w..(x + 1) * w].copy_from_slice(s.to_words(t.hi).as_ref());
 }
 
+/// Up to `LANES` states bit-sliced into a template (lane `k` = `states[k]`, natural order),
+/// with room for the side slots.
+#[inline(always)]
+pub(super) fn pack<S: Simd>(s: S, states: &[[i8; STATE_LEN]]) -> Vec<Trit<S::V>> {
+    let planes = Planes::from_states(states, S::WORDS, 64);
+    let mut tpl = vec![s.splat(0); SLOTS];
+    for (x, slot) in tpl.iter_mut().enumerate().take(STATE_LEN) {
+        let (lo, hi) = planes.words_of(x);
+        *slot = s.trit_from_words(lo, hi);
+    }
+    tpl
+}
+
 /// Test hook: the kernel's transform of up to `LANES` states, lane `k` = `states[k]`.
 pub(crate) fn transform_states<S: Simd>(
     s: S,
@@ -28,12 +41,7 @@ pub(crate) fn transform_states<S: Simd>(
         #[inline(always)]
         || {
             for chunk in states.chunks_mut(S::LANES) {
-                let planes = Planes::from_states(chunk, S::WORDS, 64);
-                let mut tpl = vec![s.splat(0); SLOTS];
-                for (x, slot) in tpl.iter_mut().enumerate().take(STATE_LEN) {
-                    let (lo, hi) = planes.words_of(x);
-                    *slot = s.trit_from_words(lo, hi);
-                }
+                let tpl = pack(s, chunk);
                 let mut y = vec![s.splat(0); SLOTS];
                 transform(s, &tpl, &mut y);
                 let mut out = Planes::zeros(STATE_LEN, S::WORDS, 64);

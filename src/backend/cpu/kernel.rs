@@ -235,23 +235,12 @@ pub(crate) fn search<S: Simd>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::bitslice::Planes;
+    use crate::backend::cpu::hooks::pack;
     use crate::ternary::curl::STATE_LEN;
 
     /// Pseudo-random trits (the crate's xorshift stream).
     fn random_trits(seed: u64, n: usize) -> Vec<i8> {
         crate::ternary::xorshift::trits(seed).take(n).collect()
-    }
-
-    /// A template of `LANES` states (lane `k` = `states[k]`), natural order.
-    fn pack<S: Simd>(s: S, states: &[[i8; STATE_LEN]]) -> Vec<Trit<S::V>> {
-        let planes = Planes::from_states(states, S::WORDS, 64);
-        let mut tpl = vec![s.splat(0); SLOTS];
-        for (x, slot) in tpl.iter_mut().enumerate().take(STATE_LEN) {
-            let (lo, hi) = planes.words_of(x);
-            *slot = s.trit_from_words(lo, hi);
-        }
-        tpl
     }
 
     /// Lane `k` of a bit-sliced trit.
