@@ -35,6 +35,13 @@ pub struct TuneFile {
     pub devices: BTreeMap<String, Tuned>,
 }
 
+impl TuneFile {
+    /// The choice recorded for the device of `backend` with this name and driver version.
+    pub fn get(&self, backend: &str, name: &str, driver: &str) -> Option<&Tuned> {
+        self.devices.get(&key(backend, name, driver))
+    }
+}
+
 /// The key of a device.
 pub fn key(backend: &str, name: &str, driver: &str) -> String {
     format!("{backend}|{name}|{driver}")
@@ -79,6 +86,19 @@ pub fn load() -> Result<TuneFile, String> {
         }
         r => r,
     }
+}
+
+/// The cache as a backend's discovery starts from: [`load`]ed when `wanted` (no variant was
+/// given by argument or environment) and [`enabled`], else empty. A cache that cannot be used
+/// is empty, its warning pushed to `warnings`.
+pub fn for_discovery(wanted: bool, warnings: &mut Vec<String>) -> TuneFile {
+    if !wanted || !enabled() {
+        return TuneFile::default();
+    }
+    load().unwrap_or_else(|w| {
+        warnings.push(w);
+        TuneFile::default()
+    })
 }
 
 fn read() -> Result<TuneFile, String> {

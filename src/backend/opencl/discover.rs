@@ -70,15 +70,10 @@ pub(crate) fn discover_with(
     });
     // The tuner's choices, unless a variant is given (argument or environment) or
     // CURLPOW_TUNE=0.
-    let tuned_file =
-        if use_cache && kernel.is_none() && env_kernel.is_none() && tune_cache::enabled() {
-            tune_cache::load().unwrap_or_else(|w| {
-                out.warnings.push(w);
-                tune_cache::TuneFile::default()
-            })
-        } else {
-            tune_cache::TuneFile::default()
-        };
+    let tuned_file = tune_cache::for_discovery(
+        use_cache && kernel.is_none() && env_kernel.is_none(),
+        &mut out.warnings,
+    );
     let platforms = match probe::platform_ids() {
         Ok(p) => p,
         Err(msg) => {
@@ -126,8 +121,7 @@ pub(crate) fn discover_with(
                 continue;
             }
             let tuned = tuned_file
-                .devices
-                .get(&tune_cache::key("opencl", &raw.name, &raw.driver))
+                .get("opencl", &raw.name, &raw.driver)
                 .and_then(|t| {
                     KernelConfig::parse(&t.variant)
                         .map(|c| (c, t.nonces_per_second, t.launch_items))

@@ -92,14 +92,10 @@ pub(crate) fn discover_with(
     let env_set = std::env::var(super::TUNING_ENV).is_ok_and(|v| !v.trim().is_empty());
     // The tuner's choices, unless a tuning is given (argument or environment) or
     // CURLPOW_TUNE=0.
-    let tuned_file = if use_cache && tuning.is_none() && !env_set && tune_cache::enabled() {
-        tune_cache::load().unwrap_or_else(|w| {
-            found.warnings.push(w);
-            tune_cache::TuneFile::default()
-        })
-    } else {
-        tune_cache::TuneFile::default()
-    };
+    let tuned_file = tune_cache::for_discovery(
+        use_cache && tuning.is_none() && !env_set,
+        &mut found.warnings,
+    );
     let mut opened: Vec<Arc<WgpuDevice>> = Vec::new();
     for (index, adapter) in adapters.into_iter().enumerate() {
         let ai = adapter.get_info();
@@ -111,8 +107,7 @@ pub(crate) fn discover_with(
             continue;
         }
         let tuned = tuned_file
-            .devices
-            .get(&tune_cache::key("wgpu", &ai.name, &ai.driver_info))
+            .get("wgpu", &ai.name, &ai.driver_info)
             .and_then(|c| {
                 Tuning::variants()
                     .into_iter()
