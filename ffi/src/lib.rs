@@ -14,6 +14,7 @@
 //! call returns NULL or a status code, never a crash or a hang. `docs/c-api.md` describes the
 //! semantics where they differ from the peers.
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
 mod boundary;

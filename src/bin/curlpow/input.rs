@@ -8,7 +8,7 @@
 //! unlinked temporary file. The copy holds the line bound: once a stream line is longer than
 //! the command reads, the copy is dropped (that line fails the run, so no later pass needs it)
 //! and the line is only measured, up to [`MAX_STREAM_LINE`]; past that the command ends at once
-//! (exit 2): `curlpow pow /dev/zero` used to fill the temporary folder.
+//! (exit 2), so an endless line (`curlpow pow /dev/zero`) cannot fill the temporary folder.
 
 use std::fmt::Display;
 use std::fs::File;
