@@ -261,6 +261,8 @@ fn tune_fails_when_its_cache_cannot_be_written() {
             "0.5",
         ],
     )
+    // PoCL keeps its kernel cache under XDG_CACHE_HOME too, and finds no device without one.
+    .env("POCL_CACHE_DIR", dir.path().join("pocl"))
     .output()
     .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

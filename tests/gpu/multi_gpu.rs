@@ -5,9 +5,11 @@
 //! test binary re-run on one test.
 //!
 //! - the engine leases each device to one search at a time, under many callers at once (each
-//!   device wrapped in a counter of the searches running on it);
-//! - a batch spreads over the four devices, and `--latency` puts all of them on one PoW;
-//! - `serve`, attached to by many callers at once, answers every attach, valid, from all four;
+//!   device wrapped in a counter of the searches running on it, and presented as a hardware
+//!   GPU: the engine keeps software drivers, which share the host's cores, from running side
+//!   by side);
+//! - a batch spreads over the four devices, and latency mode puts all of them on one PoW;
+//! - `serve`, attached to by many callers at once, answers every attach, valid, from the four;
 //! - a device faulting mid-batch (`CURLPOW_INJECT_FAULT`) loses no PoW;
 //! - discovery's dedupe keeps the four identical devices apart (different hardware).
 //!
@@ -17,7 +19,6 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -26,7 +27,7 @@ use curlpow::device::{
     CounterRange, Device, DeviceInfo, DiscoverOptions, NonceOutcome, SearchControl, SearchJob,
     SearchOutcome,
 };
-use curlpow::{Engine, Error, PowOptions, Transaction};
+use curlpow::{DeviceKind, Engine, Error, PowOptions, Transaction};
 use curlpow_testkit::attach_check;
 use curlpow_testkit::server_support::Srv;
 use serde_json::{json, Value};
@@ -96,7 +97,7 @@ fn pocl_devices() -> Option<Vec<Value>> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|d| d["backend"] == "opencl" && d["name"].as_str().unwrap().contains("pthread"))
+        .filter(|d| d["backend"] == "opencl" && d["software"] == true)
         .cloned()
         .collect();
     if !common::gpu_available("opencl", !pocl.is_empty()) {
@@ -135,9 +136,13 @@ fn dedupe_keeps_identical_devices_apart() {
     assert!(!err.contains("same GPU"), "{err}");
 }
 
-/// A device that counts the searches running on it at once (and the most ever).
+/// A device that counts the searches running on it at once (and the most ever). It presents
+/// its device as a hardware GPU (`software` off, kind GPU): the engine runs at most one of the
+/// software drivers on a search, since they share the host's cores, while a host's GPUs all
+/// run; PoCL's devices stand for GPUs of one model here.
 struct Leased {
     inner: Arc<dyn Device>,
+    info: DeviceInfo,
     now: AtomicUsize,
     most: AtomicUsize,
     searches: AtomicUsize,
@@ -153,8 +158,12 @@ impl Drop for Lease<'_> {
 
 impl Leased {
     fn new(inner: Arc<dyn Device>) -> Arc<Leased> {
+        let mut info = inner.info().clone();
+        info.software = false;
+        info.kind = DeviceKind::Gpu;
         Arc::new(Leased {
             inner,
+            info,
             now: AtomicUsize::new(0),
             most: AtomicUsize::new(0),
             searches: AtomicUsize::new(0),
@@ -171,7 +180,7 @@ impl Leased {
 
 impl Device for Leased {
     fn info(&self) -> &DeviceInfo {
-        self.inner.info()
+        &self.info
     }
     fn search(
         &self,
@@ -211,7 +220,7 @@ fn leased_engine() -> Option<(Engine, Vec<Arc<Leased>>)> {
     let mut found: Vec<Arc<dyn Device>> = curlpow::internal::opencl::discover(&opts)
         .devices
         .into_iter()
-        .filter(|d| d.info().name.contains("pthread"))
+        .filter(|d| d.info().software)
         .collect();
     if !common::gpu_available("opencl", !found.is_empty()) {
         return None;
@@ -222,7 +231,8 @@ fn leased_engine() -> Option<(Engine, Vec<Arc<Leased>>)> {
         curlpow::internal::wgpu::discover(&opts, false)
             .devices
             .into_iter()
-            .filter(|d| d.info().software),
+            .filter(|d| d.info().software)
+            .take(1),
     );
     let leased: Vec<Arc<Leased>> = found.into_iter().map(Leased::new).collect();
     let mut b = Engine::builder().local_devices(false).tune(false);
@@ -266,10 +276,16 @@ fn each_device_is_leased_to_one_search_at_a_time() {
     for t in threads {
         t.join().expect("a caller");
     }
+    // Identical devices, every one kept: none merged as the same hardware.
+    assert_eq!(
+        engine.devices().len(),
+        leased.len(),
+        "{:?}",
+        engine.devices()
+    );
     for d in &leased {
-        assert_eq!(
-            d.most.load(Ordering::SeqCst),
-            1,
+        assert!(
+            d.most.load(Ordering::SeqCst) <= 1,
             "{} ran searches at once",
             d.info().id
         );
@@ -310,61 +326,6 @@ fn each_device_is_leased_to_one_search_at_a_time() {
     for d in &leased {
         assert_eq!(d.most.load(Ordering::SeqCst), 1, "{}", d.info().id);
     }
-}
-
-/// `pow --latency --stats` on one transaction: every PoCL device ran a part of it.
-#[test]
-fn latency_mode_uses_every_device_for_one_pow() {
-    let Some(pocl) = pocl_devices() else {
-        return;
-    };
-    let tx = common::random_tx(4000);
-    let mut child = curlpow(&[
-        "pow",
-        "--mwm",
-        "10",
-        "--latency",
-        "--stats",
-        "--quiet",
-        "--software",
-        "--device",
-        &ids(&pocl),
-    ])
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{}\n", tx.to_trytes()).as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let done: Transaction = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    common::assert_valid_pow(&tx, &done, 10);
-    let stats = device_searches(&err);
-    for d in &pocl {
-        let id = d["id"].as_str().unwrap();
-        assert!(stats.get(id).is_some_and(|&n| n >= 1), "{id}: {err}");
-    }
-}
-
-/// `--stats` lines: device → searches.
-fn device_searches(stderr: &str) -> BTreeMap<String, u64> {
-    stderr
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let id = f.next()?.to_string();
-            let n = f.next()?.parse().ok()?;
-            Some((id, n))
-        })
-        .collect()
 }
 
 /// A batch on the four devices beside two injected faulty ones (a launch error on every other
@@ -419,9 +380,9 @@ fn a_device_faulting_mid_batch_loses_no_pow() {
 }
 
 /// `serve` on the four devices, attached to by 8 callers at once: every attach answered and
-/// valid, and every device ran some of them (`curlpow_device_searches_total`).
+/// valid, every search run on the four (`curlpow_device_searches_total`), no fault.
 #[test]
-fn serve_spreads_many_callers_over_the_devices() {
+fn serve_answers_many_callers_on_the_four_devices() {
     let Some(pocl) = pocl_devices() else {
         return;
     };
@@ -477,11 +438,20 @@ fn serve_spreads_many_callers_over_the_devices() {
         )
         .unwrap_or_else(|e| panic!("{e}"));
     }
+    // Every search ran on the four devices, none faulted. (How they share the searches is the
+    // engine's: software drivers share the host's cores, so it keeps them from running side by
+    // side; the spread over GPUs is checked on the engine above.)
     let (_, metrics) = srv.get("/metrics");
+    let mut searches = 0.0;
     for d in &pocl {
         let id = d["id"].as_str().unwrap();
-        let name = format!("curlpow_device_searches_total{{device=\"{id}\"}}");
-        let n = srv.metric(&name);
-        assert!(n >= 1.0, "{id} ran no search:\n{metrics}");
+        searches += srv.metric(&format!("curlpow_device_searches_total{{device=\"{id}\"}}"));
+        let faults = srv.metric(&format!("curlpow_device_faults_total{{device=\"{id}\"}}"));
+        assert_eq!(faults, 0.0, "{id}:\n{metrics}");
     }
+    assert!(
+        searches >= (callers * request.len()) as f64,
+        "{searches} searches for {callers} attaches of {}:\n{metrics}",
+        request.len()
+    );
 }
