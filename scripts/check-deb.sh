@@ -45,6 +45,11 @@ for l in dcurl ccurl; do
     [ -f "$lib/lib$l.so.0.1.0" ] && [ -L "$lib/lib$l.so.0" ] && [ -L "$lib/lib$l.so" ] ||
         { echo "check-deb.sh: lib$l.so and its links are missing" >&2; exit 1; }
 done
+# The settings files may hold a broker password: root only.
+for f in etc/default/curlpow-serve etc/default/curlpow-worker; do
+    mode=$(stat -c %a "$r/$f")
+    [ "$mode" = 600 ] || { echo "check-deb.sh: /$f is mode $mode, expected 600" >&2; exit 1; }
+done
 gzip -t "$r"/usr/share/man/man1/*.gz
 zcat "$r/usr/share/man/man1/curlpow-pow.1.gz" | grep -q 'mwm'
 grep -q 'curlpow' "$r/usr/share/bash-completion/completions/curlpow"

@@ -7,7 +7,9 @@
 #   scripts/install-c.sh [--prefix DIR] [--libdir DIR] [--destdir DIR] [--from DIR]
 #                        [--features LIST] [--only dcurl|ccurl]
 #
-#   --prefix DIR     where it goes (default /usr/local): DIR/include, DIR/lib, DIR/lib/pkgconfig
+#   --prefix DIR     where it goes (default /usr/local): DIR/include, DIR/lib, DIR/lib/pkgconfig;
+#                    letters, digits and / . _ + , @ % = : ~ - only (the .pc files name it,
+#                    and pkg-config's users cannot read back a space or a '#')
 #   --libdir DIR     the libraries' folder (default PREFIX/lib)
 #   --destdir DIR    stage under DIR (packaging): files go to DIR/PREFIX/..., the .pc files
 #                    still say PREFIX (DESTDIR in the environment works too)
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
         shift 2
         ;;
     -h | --help)
-        sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -55,6 +57,18 @@ case "$prefix" in /*) ;; *) die "--prefix $prefix: an absolute path is needed" ;
 libdir=${libdir:-$prefix/lib}
 case "$libdir" in /*) ;; *) die "--libdir $libdir: an absolute path is needed" ;; esac
 includedir=$prefix/include
+# The .pc files name PREFIX and LIBDIR. pkg-config cuts a value at `#` (a comment) and its
+# users split its output on spaces (`cc $(pkg-config --cflags --libs dcurl)`), so no escaping
+# survives both: such a path is refused. (--destdir may hold anything: it is not written there.)
+pc_safe() { # FLAG PATH
+    case "$2" in
+    *[!A-Za-z0-9/._+,@%=:~-]*)
+        die "$1 '$2': pkg-config files cannot name a path with a space, '#', a quote or another shell character (\`cc \$(pkg-config ...)\` would split or cut it); choose one of letters, digits and / . _ + , @ % = : ~ -"
+        ;;
+    esac
+}
+pc_safe --prefix "$prefix"
+pc_safe --libdir "$libdir"
 case "$only" in
 "") libs=(dcurl ccurl) ;;
 dcurl | ccurl) libs=("$only") ;;

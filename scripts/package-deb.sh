@@ -89,7 +89,7 @@ p="$root/packaging"
 install -m 0644 "$p/systemd/curlpow-serve.service" "$p/systemd/curlpow-worker.service" \
     "$pkg/usr/lib/systemd/system/"
 install -m 0644 "$p/curlpow.sysusers" "$pkg/usr/lib/sysusers.d/curlpow.conf"
-install -m 0644 "$p/default/curlpow-serve" "$pkg/etc/default/curlpow-serve"
+install -m 0600 "$p/default/curlpow-serve" "$pkg/etc/default/curlpow-serve"
 install -m 0600 "$p/default/curlpow-worker" "$pkg/etc/default/curlpow-worker"
 install -m 0755 "$p/deb/postinst" "$p/deb/prerm" "$p/deb/postrm" "$pkg/DEBIAN/"
 

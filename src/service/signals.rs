@@ -12,8 +12,16 @@
 //! handler ever runs for them; the signal stays pending until [`Signals::wait`] takes it with
 //! `sigwait(2)`. Without that (a library user that did not call it), [`Signals`] falls back to
 //! tokio's handlers, which a driver loaded later can replace.
+//!
+//! Between blocking the signals and registering the service's [`Signals`] lies the start-up:
+//! device discovery, which may take long or hang in a driver. [`watch_stop_signals`] starts the
+//! one thread that takes the signals with `sigwait` from then on: while the service is
+//! starting, a stop signal ends the process at once (there is nothing to drain yet); once a
+//! [`Signals`] is registered, it is handed to [`Signals::wait`].
 
 use std::io;
+#[cfg(unix)]
+use std::sync::{Condvar, Mutex, OnceLock};
 
 /// Block SIGTERM and SIGINT in the calling thread, so that every thread it starts afterwards
 /// (thread pools, driver threads) inherits the mask; [`Signals::register`] then waits for them
@@ -34,6 +42,96 @@ pub fn block_stop_signals() -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where the watcher thread ([`watch_stop_signals`]) stands.
+#[cfg(unix)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// No [`Signals`] registered yet: a stop signal ends the process.
+    Starting,
+    /// A [`Signals`] is registered: signals are handed to [`Signals::wait`].
+    Serving,
+    /// This signal arrived while serving and is not yet taken.
+    Got(&'static str),
+}
+
+#[cfg(unix)]
+struct Watch {
+    phase: Mutex<Phase>,
+    changed: Condvar,
+}
+
+/// The watcher's state; set once the watcher thread runs.
+#[cfg(unix)]
+static WATCH: OnceLock<Watch> = OnceLock::new();
+
+/// The exit status of a process stopped by a signal while it was starting: 0, as after a
+/// graceful stop (a service manager's `stop` during start-up is not a failure).
+pub const EXIT_STOPPED_WHILE_STARTING: i32 = 0;
+
+/// Block SIGTERM and SIGINT ([`block_stop_signals`]) and start the thread that takes them from
+/// now on: until a [`Signals`] is registered (the service is up), the first one writes
+/// `{prefix}: SIGTERM while starting: stopped` to standard error and ends the process at once
+/// with [`EXIT_STOPPED_WHILE_STARTING`] (`_exit`: no atexit handler of a driver that may be in
+/// the middle of discovery runs); afterwards each is handed to [`Signals::wait`]. Call it first
+/// thing in `main`, before any other thread starts. A second call does nothing. Elsewhere than
+/// Unix it does nothing.
+pub fn watch_stop_signals(prefix: &'static str) -> io::Result<()> {
+    block_stop_signals()?;
+    #[cfg(unix)]
+    {
+        if WATCH.get().is_some() {
+            return Ok(());
+        }
+        let set = stop_set()?;
+        let _ = WATCH.set(Watch {
+            phase: Mutex::new(Phase::Starting),
+            changed: Condvar::new(),
+        });
+        std::thread::Builder::new()
+            .name("curlpow-signals".into())
+            .spawn(move || loop {
+                let sig = sigwait_name(&set);
+                let w = WATCH.get().expect("set before the thread starts");
+                let mut phase = w.phase.lock().unwrap_or_else(|e| e.into_inner());
+                if *phase == Phase::Starting {
+                    let line = format!("{prefix}: {sig} while starting: stopped\n");
+                    // SAFETY: write(2) of a valid buffer to fd 2, then _exit(2), which ends the
+                    // process without running any handler, as the signal's default action would.
+                    unsafe {
+                        libc::write(2, line.as_ptr().cast(), line.len());
+                        libc::_exit(EXIT_STOPPED_WHILE_STARTING);
+                    }
+                }
+                *phase = Phase::Got(sig);
+                w.changed.notify_all();
+            })?;
+    }
+    #[cfg(not(unix))]
+    let _ = prefix;
+    Ok(())
+}
+
+/// Wait for SIGTERM or SIGINT with sigwait (they must be blocked in the calling thread);
+/// returns its name.
+#[cfg(unix)]
+fn sigwait_name(set: &libc::sigset_t) -> &'static str {
+    loop {
+        let mut sig: libc::c_int = 0;
+        // SAFETY: `set` is an initialised sigset_t and `sig` a valid out-pointer.
+        let r = unsafe { libc::sigwait(set, &mut sig) };
+        if r == 0 {
+            return if sig == libc::SIGINT {
+                "SIGINT"
+            } else {
+                "SIGTERM"
+            };
+        }
+        // EINTR (other platforms) or EINVAL (never, with this set): wait again, without
+        // spinning.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// Whether SIGTERM and SIGINT are both blocked in the calling thread.
@@ -75,6 +173,9 @@ pub struct Signals {
 }
 
 enum How {
+    /// The watcher thread ([`watch_stop_signals`]) takes them and hands them over.
+    #[cfg(unix)]
+    Watched(&'static Watch),
     /// The signals are blocked ([`block_stop_signals`]): taken with sigwait.
     #[cfg(unix)]
     Blocked(libc::sigset_t),
@@ -96,6 +197,15 @@ impl Signals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
+            if let Some(w) = WATCH.get() {
+                let mut phase = w.phase.lock().unwrap_or_else(|e| e.into_inner());
+                if *phase == Phase::Starting {
+                    *phase = Phase::Serving;
+                }
+                return Ok(Signals {
+                    how: How::Watched(w),
+                });
+            }
             if stop_signals_blocked() {
                 return Ok(Signals {
                     how: How::Blocked(stop_set()?),
@@ -119,7 +229,7 @@ impl Signals {
     pub fn blocked(&self) -> bool {
         #[cfg(unix)]
         {
-            matches!(self.how, How::Blocked(_))
+            matches!(self.how, How::Blocked(_) | How::Watched(_))
         }
         #[cfg(not(unix))]
         {
@@ -133,21 +243,18 @@ impl Signals {
     pub fn wait(&mut self, rt: &tokio::runtime::Runtime) -> &'static str {
         match &mut self.how {
             #[cfg(unix)]
-            How::Blocked(set) => loop {
-                let mut sig: libc::c_int = 0;
-                // SAFETY: `set` is an initialised sigset_t and `sig` a valid out-pointer.
-                let r = unsafe { libc::sigwait(&*set, &mut sig) };
-                if r == 0 {
-                    return if sig == libc::SIGINT {
-                        "SIGINT"
-                    } else {
-                        "SIGTERM"
-                    };
+            How::Watched(w) => {
+                let mut phase = w.phase.lock().unwrap_or_else(|e| e.into_inner());
+                loop {
+                    if let Phase::Got(sig) = *phase {
+                        *phase = Phase::Serving;
+                        return sig;
+                    }
+                    phase = w.changed.wait(phase).unwrap_or_else(|e| e.into_inner());
                 }
-                // EINTR (other platforms) or EINVAL (never, with this set): wait again, without
-                // spinning.
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            },
+            }
+            #[cfg(unix)]
+            How::Blocked(set) => sigwait_name(set),
             #[cfg(unix)]
             How::Handlers { term, int } => rt.block_on(async {
                 tokio::select! {

@@ -224,3 +224,29 @@ fn bench_block_pow() {
     assert_eq!(v["device_id"], "cpu");
     assert!(v["nonces_per_second"].as_f64().unwrap() > 0.0);
 }
+
+/// Bytes that are not UTF-8 in a hex line are named as such, with what a hex line holds (not
+/// the trytes a transaction line holds); exit 2, nothing written.
+#[test]
+fn bad_utf8_in_hex_is_named_as_not_hex() {
+    let mut line = b"48656c6c".to_vec();
+    line.extend_from_slice(b"\xff\xfe");
+    line.extend_from_slice(b"6f2c20576f726c64210000000000000000\n");
+    for cmd in [
+        &["block-pow", "--score", "1", "--backend", "cpu"][..],
+        &["block-score"],
+    ] {
+        curlpow()
+            .args(cmd)
+            .write_stdin(line.clone())
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(
+                predicate::str::contains(
+                    "line 1: column 9: byte 0xFF is not UTF-8 text (expected 0-9, a-f or A-F)",
+                )
+                .and(predicate::str::contains("9 or A-Z").not()),
+            );
+    }
+}

@@ -302,6 +302,101 @@ fn a_folder_is_not_an_input() {
         .stderr(predicate::str::contains("folder"));
 }
 
+/// A folder on standard input is the same usage error as a folder named as FILE (exit 2), for
+/// every command that reads an input.
+#[test]
+fn a_folder_on_standard_input_is_not_an_input() {
+    for args in [
+        &["hash"][..],
+        &["pow", "--mwm", "1", "--backend", "cpu"],
+        &["block-pow", "--score", "1", "--backend", "cpu"],
+        &["block-score"],
+        &["verify", "--mwm", "1"],
+    ] {
+        let dir = std::fs::File::open(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let o = std::process::Command::new(cli_support::bin())
+            .args(args)
+            .env("CURLPOW_THREADS", "2")
+            .stdin(dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot read standard input: it is a folder"),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// A closed standard input (`<&-`) is an error (exit 2), not an empty input with exit 0; an
+/// empty one (`</dev/null`) stays an empty input.
+#[test]
+fn a_closed_standard_input_is_an_error() {
+    for args in [
+        "hash",
+        "pow --mwm 1 --backend cpu",
+        "block-pow --score 1 --backend cpu",
+        "block-score",
+    ] {
+        let run = |redirect: &str| {
+            std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(format!("exec \"$0\" {args} {redirect}"))
+                .arg(cli_support::bin())
+                .env("CURLPOW_THREADS", "2")
+                .output()
+                .unwrap()
+        };
+        let o = run("<&-");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args}: {err}");
+        assert!(
+            err.contains("cannot read standard input: it is closed"),
+            "{args}: {err}"
+        );
+        let o = run("</dev/null");
+        assert_eq!(o.status.code(), Some(0), "{args}: {o:?}");
+        assert!(o.stdout.is_empty(), "{args}");
+    }
+}
+
+/// `--timeout 0` means no limit, as `serve --request-timeout 0` does: the search runs to its
+/// end (exit 0), where it used to stop at once (exit 3).
+#[test]
+fn a_zero_timeout_is_no_limit() {
+    let out = curlpow()
+        .args(["pow", "--mwm", "9", "--backend", "cpu", "--timeout", "0"])
+        .write_stdin(example())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1);
+    curlpow()
+        .args([
+            "block-pow",
+            "--score",
+            "100",
+            "--backend",
+            "cpu",
+            "--timeout",
+            "0",
+        ])
+        .write_stdin("48656c6c6f2c20576f726c64210000000000000000\n")
+        .assert()
+        .code(0);
+    for cmd in ["pow", "block-pow", "attach"] {
+        curlpow()
+            .args([cmd, "--help"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("0: no").and(predicate::str::contains("limit")));
+    }
+}
+
 #[test]
 fn a_hopeless_mwm_is_warned_about_and_a_long_one_estimated() {
     curlpow()

@@ -5,6 +5,7 @@
 use curlpow_testkit::common;
 
 mod block_gpu;
+mod multi_gpu;
 // These two run the `curlpow` binary (built with the `cli` feature).
 #[cfg(all(feature = "cli", feature = "opencl"))]
 mod gpu_static;

@@ -101,6 +101,44 @@ pub fn for_discovery(wanted: bool, warnings: &mut Vec<String>) -> TuneFile {
     })
 }
 
+/// The largest cache read, in bytes (a choice takes about 150; thousands of devices fit).
+pub const MAX_CACHE_BYTES: u64 = 1 << 20;
+
+/// The text of the file at `path`, read only if it is a regular file of at most `cap` bytes.
+/// The open never blocks (`O_NONBLOCK`: a FIFO opens at once) and the type is checked on the
+/// opened file (`fstat`), so a link to `/dev/zero`, a FIFO or a device is refused before any
+/// read, and a file growing past `cap` is refused after reading `cap + 1` bytes.
+pub fn read_bounded(path: &std::path::Path, cap: u64) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    if meta.len() > cap {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than {cap} bytes"),
+        ));
+    }
+    let mut text = String::new();
+    file.take(cap + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > cap {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than {cap} bytes"),
+        ));
+    }
+    Ok(text)
+}
+
 fn read() -> Result<TuneFile, String> {
     let fresh = || TuneFile {
         curlpow: env!("CARGO_PKG_VERSION").into(),
@@ -109,7 +147,7 @@ fn read() -> Result<TuneFile, String> {
     let Some(p) = path() else {
         return Ok(fresh());
     };
-    let text = match std::fs::read_to_string(&p) {
+    let text = match read_bounded(&p, MAX_CACHE_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(fresh()),
         Err(e) => {

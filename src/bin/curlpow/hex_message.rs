@@ -12,7 +12,12 @@ pub const EXPECTED: &str = "an even number of hex digits, at least 16 and at mos
 
 /// The message a line holds, or what is wrong with it (the column is 1-based, in characters).
 pub fn parse(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
+    let s = line_reader::text(bytes).map_err(|e| match e {
+        curlpow::TryteError::NotUtf8 { column, byte } => format!(
+            "column {column}: byte 0x{byte:02X} is not UTF-8 text (expected 0-9, a-f or A-F)"
+        ),
+        e => e.to_string(),
+    })?;
     if let Some((k, c)) = s.chars().enumerate().find(|(_, c)| !c.is_ascii_hexdigit()) {
         let shown = if c.is_ascii_graphic() {
             format!("'{c}'")
@@ -74,9 +79,12 @@ mod tests {
         assert!(parse(b"0001 02030405060708")
             .unwrap_err()
             .contains("U+0020"));
-        assert!(parse(b"\xff0001020304050607")
-            .unwrap_err()
-            .contains("UTF-8"));
+        let e = parse(b"00\xff01020304050607").unwrap_err();
+        assert!(
+            e.contains("column 3: byte 0xFF is not UTF-8 text (expected 0-9, a-f or A-F)"),
+            "{e}"
+        );
+        assert!(!e.contains("9 or A-Z"), "{e}");
         assert_eq!(nonce_hex(0xaaaa_aaaa_aaaa_e65e), "5ee6aaaaaaaaaaaa");
     }
 }

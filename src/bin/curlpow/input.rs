@@ -74,7 +74,7 @@ impl Input {
                     Source::Stream(Some(Box::new(file)))
                 }
             }
-            _ => stdin_source(),
+            _ => stdin_source()?,
         };
         Ok(Input { source })
     }
@@ -166,21 +166,35 @@ impl Input {
 }
 
 /// Standard input: a regular file is read again from where it stood; anything else (a pipe, a
-/// terminal) is a stream.
-fn stdin_source() -> Source {
+/// terminal) is a stream. Closed, or a folder: a usage error, as a FILE that cannot be read.
+fn stdin_source() -> Result<Source, UsageError> {
+    if crate::output::stdin_was_closed() {
+        return Err(UsageError(
+            "cannot read standard input: it is closed (give a FILE, or </dev/null for no input)"
+                .into(),
+        ));
+    }
     #[cfg(unix)]
     {
         use std::os::fd::AsFd;
         if let Ok(fd) = io::stdin().as_fd().try_clone_to_owned() {
             let mut file = File::from(fd);
-            if file.metadata().is_ok_and(|m| m.is_file()) {
-                if let Ok(start) = file.stream_position() {
-                    return Source::File { file, start };
+            match file.metadata() {
+                Ok(m) if m.is_dir() => {
+                    return Err(UsageError(
+                        "cannot read standard input: it is a folder".into(),
+                    ))
                 }
+                Ok(m) if m.is_file() => {
+                    if let Ok(start) = file.stream_position() {
+                        return Ok(Source::File { file, start });
+                    }
+                }
+                _ => {}
             }
         }
     }
-    Source::Stream(Some(Box::new(io::stdin().lock())))
+    Ok(Source::Stream(Some(Box::new(io::stdin().lock()))))
 }
 
 fn read_lines(

@@ -11,6 +11,23 @@ pub const MAX_LOG_LINE: usize = 2048;
 /// in one short line.
 pub const QUIET_LIBRARIES: &[&str] = &["lapin::returned_messages=error"];
 
+/// The targets of the AMQP client (lapin and its amq-protocol crates). At `trace` they log
+/// every frame (the connection's StartOk, whose response holds the broker password, as bytes)
+/// and the broker URI with its password; [`wire_level_capped`] keeps them at `debug` at most,
+/// whatever `--log` or RUST_LOG say.
+pub const WIRE_TARGETS: &[&str] = &["lapin", "amq_protocol"];
+
+/// Whether an event or span is kept by the cap on [`WIRE_TARGETS`]: everything but their
+/// `trace` level (their `debug` and above carry no frame and no URI).
+pub fn wire_level_capped(meta: &tracing::Metadata<'_>) -> bool {
+    *meta.level() < tracing::Level::TRACE
+        || !WIRE_TARGETS.iter().any(|t| {
+            meta.target().strip_prefix(t).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with(':') || rest.starts_with('_')
+            })
+        })
+}
+
 /// Standard error, one event a write (as tracing-subscriber's formatter writes), each cut to
 /// [`MAX_LOG_LINE`].
 pub struct BoundedStderr;
@@ -58,6 +75,43 @@ fn bounded(buf: &[u8]) -> Option<(&[u8], usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_amqp_client_is_capped_at_debug() {
+        use tracing::{Level, Metadata};
+        struct Site;
+        impl tracing::Callsite for Site {
+            fn set_interest(&self, _: tracing::subscriber::Interest) {}
+            fn metadata(&self) -> &Metadata<'_> {
+                unreachable!("only its identity is used")
+            }
+        }
+        static SITE: Site = Site;
+        fn at(target: &'static str, level: Level) -> bool {
+            let m = Metadata::new(
+                "x",
+                target,
+                level,
+                None,
+                None,
+                None,
+                tracing::field::FieldSet::new(&[], tracing::callsite::Identifier(&SITE)),
+                tracing::metadata::Kind::EVENT,
+            );
+            wire_level_capped(&m)
+        }
+        for t in [
+            "lapin",
+            "lapin::io_loop",
+            "amq_protocol_tcp",
+            "amq_protocol::frame",
+        ] {
+            assert!(!at(t, Level::TRACE), "{t}");
+            assert!(at(t, Level::DEBUG), "{t}");
+        }
+        assert!(at("curlpow::broker", Level::TRACE));
+        assert!(at("lapinx", Level::TRACE));
+    }
 
     #[test]
     fn short_lines_pass_long_ones_are_cut_at_a_character() {

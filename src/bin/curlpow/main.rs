@@ -15,6 +15,7 @@ mod log_lines;
 mod output;
 mod progress;
 mod recheck;
+mod sd_notify;
 mod values;
 
 use std::process::ExitCode;

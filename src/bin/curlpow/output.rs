@@ -101,19 +101,32 @@ pub fn check_open() -> Result<(), OutputError> {
     }
 }
 
+/// Whether standard input was closed when the process started (`curlpow pow <&-`): Rust's
+/// runtime would show it as an empty /dev/null.
+pub fn stdin_was_closed() -> bool {
+    closed_at_start::stdin_was_closed()
+}
+
 #[cfg(target_os = "linux")]
 mod closed_at_start {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     static CLOSED: AtomicBool = AtomicBool::new(false);
+    static STDIN_CLOSED: AtomicBool = AtomicBool::new(false);
 
     /// Runs from `.init_array`, before Rust's runtime start-up reopens closed standard
     /// descriptors on /dev/null.
     extern "C" fn probe() {
         // SAFETY: fcntl(F_GETFD) only reads the descriptor table; on a closed descriptor it
         // returns -1 (EBADF) and changes nothing.
-        let r = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) };
-        CLOSED.store(r == -1, Ordering::Relaxed);
+        let (out, inp) = unsafe {
+            (
+                libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD),
+                libc::fcntl(libc::STDIN_FILENO, libc::F_GETFD),
+            )
+        };
+        CLOSED.store(out == -1, Ordering::Relaxed);
+        STDIN_CLOSED.store(inp == -1, Ordering::Relaxed);
     }
 
     #[used]
@@ -123,12 +136,20 @@ mod closed_at_start {
     pub fn stdout_was_closed() -> bool {
         CLOSED.load(Ordering::Relaxed)
     }
+
+    pub fn stdin_was_closed() -> bool {
+        STDIN_CLOSED.load(Ordering::Relaxed)
+    }
 }
 
 /// Elsewhere the probe is not wired in: a closed standard output reads as open.
 #[cfg(not(target_os = "linux"))]
 mod closed_at_start {
     pub fn stdout_was_closed() -> bool {
+        false
+    }
+
+    pub fn stdin_was_closed() -> bool {
         false
     }
 }

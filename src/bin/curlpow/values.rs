@@ -8,7 +8,10 @@ use std::time::Duration;
 /// clock reading on every platform, and no search is meant to run that long.
 pub const MAX_SECONDS: f64 = 1e9;
 
-/// A number of seconds, 0 to [`MAX_SECONDS`].
+/// A number of seconds, 0 to [`MAX_SECONDS`]. As a time limit (`pow`, `block-pow` and
+/// `attach --timeout`, `serve --request-timeout`) 0 means one thing everywhere: no limit, the
+/// same as leaving the option out. A script that computes a remaining budget must stop itself
+/// when the budget is spent, not pass 0.
 pub fn seconds(s: &str) -> Result<Duration, String> {
     let v: f64 = s
         .trim()

@@ -195,3 +195,43 @@ fn installs_into_a_prefix_and_a_program_builds_with_pkg_config() {
         assert_eq!(support::check_results(&out), 2);
     }
 }
+
+/// A prefix or libdir that a `.pc` file cannot carry through `cc $(pkg-config ...)` (a space is
+/// split on, a `#` starts a pkg-config comment) is refused with exit 2 and a message naming the
+/// path and why, before anything is written.
+#[test]
+fn a_prefix_pkg_config_cannot_carry_is_refused() {
+    let lib = name();
+    let built = support::library(lib);
+    let dir = support::scratch_dir("install-refused");
+    for (flag, sub) in [
+        ("--prefix", "with space"),
+        ("--prefix", "with#hash"),
+        ("--libdir", "lib dir"),
+        ("--prefix", "quote'd"),
+    ] {
+        let target = dir.join(sub);
+        let _ = std::fs::remove_dir_all(&target);
+        let mut cmd = Command::new("bash");
+        cmd.arg(support::repo_dir().join("scripts/install-c.sh"));
+        if flag == "--libdir" {
+            cmd.arg("--prefix").arg(dir.join("prefix-ok"));
+        }
+        let o = cmd
+            .arg(flag)
+            .arg(&target)
+            .arg("--from")
+            .arg(built.parent().unwrap())
+            .args(["--only", lib])
+            .env_remove("DESTDIR")
+            .output()
+            .expect("bash runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag} {sub}: {err}");
+        assert!(
+            err.contains(&format!("{flag} '{}'", target.display())) && err.contains("pkg-config"),
+            "{flag} {sub}: {err}"
+        );
+        assert!(!target.exists(), "{flag} {sub}: something was written");
+    }
+}

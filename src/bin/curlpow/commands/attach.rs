@@ -31,7 +31,7 @@ pub struct AttachArgs {
     /// Minimum weight magnitude (mainnet 14, testnet 9).
     #[arg(long, default_value_t = 14)]
     mwm: usize,
-    /// Give up after this many seconds in all (exit 3).
+    /// Give up after this many seconds in all (exit 3); 0: no limit, as without it.
     #[arg(long, value_parser = values::seconds)]
     timeout: Option<Duration>,
     #[command(flatten)]
@@ -74,7 +74,12 @@ pub fn run(a: AttachArgs) -> Result<ExitCode> {
     let (engine, selection) = build_engine(&a.engine, &checked)?;
     let started = Instant::now();
     let mut opts = PowOptions::new(mwm).selection(selection);
-    if let Some(d) = a.timeout.and_then(|t| started.checked_add(t)) {
+    // 0: no limit, as for `serve --request-timeout` (`values::seconds`).
+    if let Some(d) = a
+        .timeout
+        .filter(|t| !t.is_zero())
+        .and_then(|t| started.checked_add(t))
+    {
         opts = opts.deadline(d);
     }
     let done = match engine.attach_to_tangle(&trunk, &branch, &txs, &opts) {

@@ -26,7 +26,8 @@ pub struct BlockPowArgs {
     /// mainnet 4000, Stardust networks 1500).
     #[arg(long, value_parser = score)]
     score: f64,
-    /// Give up after this many seconds in all, counted from the first search (exit 3).
+    /// Give up after this many seconds in all, counted from the first search (exit 3); 0: no
+    /// limit, as without it.
     #[arg(long, value_parser = crate::values::seconds)]
     timeout: Option<Duration>,
     /// Run each search on every free device at once (lowest latency).
@@ -89,7 +90,8 @@ pub fn run(a: BlockPowArgs) -> Result<ExitCode> {
     let mut opts = PowOptions::default()
         .selection(selection)
         .latency(a.latency);
-    if let Some(t) = a.timeout {
+    // 0: no limit, as for `serve --request-timeout` (`values::seconds`).
+    if let Some(t) = a.timeout.filter(|t| !t.is_zero()) {
         if let Some(d) = started.checked_add(t) {
             opts = opts.deadline(d);
         }

@@ -31,7 +31,8 @@ pub struct PowArgs {
     /// Minimum weight magnitude: trailing zero trits of the hash (mainnet 14, testnet 9).
     #[arg(long, default_value_t = 14)]
     mwm: usize,
-    /// Give up after this many seconds in all, counted from the first search (exit 3).
+    /// Give up after this many seconds in all, counted from the first search (exit 3); 0: no
+    /// limit, as without it.
     #[arg(long, value_parser = values::seconds)]
     timeout: Option<Duration>,
     /// Run each search on every free device at once (lowest latency).
@@ -67,7 +68,8 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
     expected_time::announce(&engine, &selection, a.mwm, count, a.quiet);
     let started = Instant::now();
     let mut opts = PowOptions::new(mwm).selection(selection).latency(a.latency);
-    if let Some(t) = a.timeout {
+    // 0: no limit, as for `serve --request-timeout` (`values::seconds`).
+    if let Some(t) = a.timeout.filter(|t| !t.is_zero()) {
         if let Some(d) = started.checked_add(t) {
             opts = opts.deadline(d);
         }

@@ -251,9 +251,11 @@ fn warn_if_readable_by_others(_: &std::path::Path) {}
 
 /// SIGTERM and SIGINT blocked in this (the first) thread before any other thread starts or a
 /// driver loads: every thread inherits the mask, so the handlers a driver installs (PoCL's,
-/// LLVM's) never run for them and the service takes them with sigwait.
+/// LLVM's) never run for them. One thread takes them with sigwait from now on, so a signal
+/// during start-up (device discovery, which a driver can make slow) ends the process at once
+/// and one afterwards stops the service gracefully.
 pub fn block_stop_signals() -> Result<()> {
-    curlpow::signals::block_stop_signals().context("blocking SIGTERM and SIGINT")
+    curlpow::signals::watch_stop_signals("curlpow").context("blocking SIGTERM and SIGINT")
 }
 
 /// The values `--log` takes.
@@ -291,11 +293,18 @@ pub fn init_logging(level: &str) -> Result<()> {
         );
     }
     let filter = filter.add_directive(format!("{LIFECYCLE}=info").parse()?);
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    use tracing_subscriber::prelude::*;
+    // The AMQP client's frames and URI (the broker password) are cut at every level: a cap
+    // after the filter, which no RUST_LOG directive can lift.
+    let cap = tracing_subscriber::filter::filter_fn(log_lines::wire_level_capped);
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(log_lines::BoundedStderr)
         .with_target(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(cap);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(layer)
         .try_init()
         .map_err(|e| anyhow::anyhow!("logging: {e}"))
 }
@@ -361,6 +370,7 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
         if auth { " (HTTP Basic auth on)" } else { "" }
     );
     let sig = server.wait_for_signal();
+    crate::sd_notify::extend_stop_timeout(grace);
     tracing::info!(
         target: LIFECYCLE,
         grace_s = grace.as_secs_f64(),

@@ -65,10 +65,13 @@ pub fn run(a: TuneArgs) -> Result<ExitCode> {
         )
         .into());
     }
+    // A choice that could not be recorded is lost to every later process: a failure (exit 1),
+    // reported after the trials are printed.
+    let mut unsaved = Vec::new();
     for info in devices {
         let report = engine.tune_device(&info.id, a.seconds)?;
         if let Some(e) = &report.cache_error {
-            errln!("curlpow: {e}");
+            unsaved.push(format!("{}: {e}", info.id));
         }
         if report.variant.is_none() {
             errln!("curlpow: tune: {}: no variant verified", info.id);
@@ -95,5 +98,11 @@ pub fn run(a: TuneArgs) -> Result<ExitCode> {
         }
     }
     out.finish()?;
+    if !unsaved.is_empty() {
+        anyhow::bail!(
+            "tune: the choice could not be written to the cache ({})",
+            unsaved.join("; ")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -103,6 +103,7 @@ pub fn run(a: WorkerArgs) -> Result<ExitCode> {
         "worker {name} started"
     );
     let sig = worker.wait_for_signal();
+    crate::sd_notify::extend_stop_timeout(grace);
     tracing::info!(
         target: LIFECYCLE,
         grace_s = grace.as_secs_f64(),
