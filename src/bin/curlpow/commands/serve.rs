@@ -84,6 +84,11 @@ pub struct ServeArgs {
     /// the answer is 408.
     #[arg(long, default_value = "60", value_parser = conn_seconds)]
     body_read_timeout: Duration,
+    /// The slowest a body may arrive, bytes per second (0 to 1e9; 0: no rate): it has
+    /// --header-read-timeout to start and one more second per this many bytes, within
+    /// --body-read-timeout in all; slower is a 408.
+    #[arg(long, default_value_t = curlpow::server::DEFAULT_BODY_MIN_RATE, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+    body_min_rate: u64,
     /// Seconds a kept-alive connection may wait for its next request (0.1 to 86400).
     #[arg(long, default_value = "30", value_parser = conn_seconds)]
     idle_timeout: Duration,
@@ -323,6 +328,7 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
     (config.max_connections, config.max_connections_per_peer) = connection_caps(&a)?;
     config.header_read_timeout = a.header_read_timeout;
     config.body_read_timeout = a.body_read_timeout;
+    config.body_min_rate = a.body_min_rate;
     config.idle_timeout = a.idle_timeout;
     config.shutdown_grace = a.shutdown_grace;
     config.auth = credentials(&a)?;
