@@ -127,7 +127,8 @@ pub struct Config {
     /// Async runtime worker threads (default 2: the HTTP layer is light; PoW runs elsewhere).
     pub runtime_threads: usize,
     /// Connections open at once, all peers (default 512). Past it a new connection displaces
-    /// an idle one, or is closed at once (see `docs/hardening.md`).
+    /// the least productive one (idle, or sending headers or a body slowest), or is closed at
+    /// once (see `docs/hardening.md`).
     pub max_connections: usize,
     /// Connections open at once from one IP address (default 64).
     pub max_connections_per_peer: usize,

@@ -70,7 +70,8 @@ pub struct ServeArgs {
     #[arg(long, value_parser = count(0, MAX_QUEUE))]
     per_client_queue: Option<usize>,
     /// Connections open at once, all peers, 1 to the open-file limit less 128 [default: the
-    /// smaller of 1024 and that]. Past it a new connection displaces an idle one or is closed.
+    /// smaller of 1024 and that]. Past it a new connection displaces the least productive one (idle, or sending
+    /// headers or a body slowest) or is closed.
     #[arg(long, value_parser = count(1, MAX_CONNECTIONS))]
     max_connections: Option<usize>,
     /// Connections open at once from one IP address, 1 to --max-connections [default: 64, or
