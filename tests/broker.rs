@@ -1011,3 +1011,111 @@ fn sigterm_with_the_drivers_loaded_drains_and_exits_0() {
 fn sigint_with_the_drivers_loaded_drains_and_exits_0() {
     drain_with_drivers_loaded("-INT", "SIGINT");
 }
+
+#[test]
+fn a_forged_direct_reply_to_is_never_published_to_and_the_job_behind_it_is_answered() {
+    let _g = shared_broker();
+    if !broker_available() {
+        return;
+    }
+    let mut amqp = Amqp::connect(&broker_url()).unwrap();
+    // The request queue dead-letters what is rejected to `dead`, as an operator sets it up.
+    let queue = broker_client::unique_queue("forged");
+    let dead = broker_client::unique_queue("forged-dead");
+    amqp.durable_queue(&dead);
+    let mut args = lapin::types::FieldTable::default();
+    args.insert(
+        "x-dead-letter-exchange".into(),
+        AMQPValue::LongString("".into()),
+    );
+    args.insert(
+        "x-dead-letter-routing-key".into(),
+        AMQPValue::LongString(dead.clone().into()),
+    );
+    let durable = lapin::options::QueueDeclareOptions {
+        durable: true,
+        ..Default::default()
+    };
+    amqp.block_on(amqp.ch.queue_declare(queue.as_str().into(), durable, args))
+        .expect("queue.declare");
+    amqp.delete_on_drop(&queue);
+    // One job at a time: a job that made the worker loop would hold the good one forever.
+    let mut w = Proc::worker(&queue, "w-forged", &["--prefetch", "1"]);
+    // Forged direct reply-to names, which RabbitMQ answers by closing the publisher's
+    // connection (541 INTERNAL_ERROR): junk before the key, and a pid cut one byte short. The
+    // check refuses them unpublished.
+    let forged = [
+        "amq.rabbitmq.reply-to.junk.key",
+        "amq.rabbitmq.reply-to.g1h3C3JhYmJpdEBob3N0AAAB2gAAAAAAAAA=.key",
+        // Well formed (the newer brokers' form, the node as an integer hash), so the check
+        // lets it through; a broker that does not know the form (RabbitMQ 3.10) closes the
+        // reply connection over it. Costing only the reply connection, the job goes back once
+        // and is rejected on its next delivery; a broker that knows the form drops the reply.
+        "amq.rabbitmq.reply-to.g1hiAAAwOQAAAdoAAAAAAAAAAA==.a2V5",
+    ];
+    for (i, name) in forged.iter().enumerate() {
+        amqp.publish(
+            &queue,
+            &format_request(&common::random_tx(70 + i as u64), 5),
+            props_with_id(&ShortString::from(*name), "forged"),
+        );
+    }
+    // The good job's client uses RabbitMQ's direct reply-to: a name the broker issued, which
+    // the worker must accept.
+    let mut replies = amqp.consume("amq.rabbitmq.reply-to");
+    let good = common::random_tx(72);
+    amqp.publish(
+        &queue,
+        &format_request(&good, 9),
+        props_with_id(&ShortString::from("amq.rabbitmq.reply-to"), "good"),
+    );
+    let d = amqp
+        .next(&mut replies, Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("the good job was never answered; log {:?}", w.log()));
+    assert_eq!(
+        d.properties.correlation_id().as_ref().unwrap().as_str(),
+        "good"
+    );
+    check_reply(&good, 9, &d);
+    // The two forged jobs rejected without requeue (dead-lettered), each logged once; the
+    // third too where it cost the reply connection.
+    const COST: &str = "publishing the reply cost the reply connection";
+    let cost = |w: &Proc| w.lines_with(COST);
+    wait_until(
+        Duration::from_secs(20),
+        "the forged jobs dead-lettered",
+        || amqp.ready(&dead) == 2 + cost(&w) as u32,
+    );
+    assert_eq!(amqp.ready(&queue), 0);
+    w.signal("-TERM");
+    let status = w.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "{status:?}; log {:?}", w.log());
+    let log = w.log();
+    assert_eq!(
+        w.lines_with("is not a direct reply-to name the broker issued"),
+        2,
+        "{log:?}"
+    );
+    // One connection all along: no reconnection loop.
+    assert_eq!(w.lines_with("consuming"), 1, "{log:?}");
+    assert_eq!(w.lines_with("broker unavailable"), 0, "{log:?}");
+    let stopped = log
+        .iter()
+        .find(|l| l.contains(" worker stopped "))
+        .unwrap_or_else(|| panic!("no stopped line: {log:?}"));
+    eprintln!("reply connections cost: {}; {stopped}", cost(&w));
+    if cost(&w) == 1 {
+        assert_eq!(
+            w.lines_with("publishing its reply cost the worker its broker connection before"),
+            1,
+            "{log:?}"
+        );
+        assert!(
+            stopped.contains("answered=1 rejected=3 requeued=1"),
+            "{stopped}"
+        );
+    } else {
+        assert_eq!(cost(&w), 0, "{log:?}");
+        assert!(stopped.contains("answered=2 rejected=2"), "{stopped}");
+    }
+}

@@ -458,6 +458,8 @@ fn every_serve_flag_out_of_its_range_is_a_usage_error_naming_the_range() {
         (&["--shutdown-grace=-1"], "expected 0 or more"),
         (&["--header-read-timeout", "0"], "0.1 to 86400"),
         (&["--body-read-timeout", "1e6"], "0.1 to 86400"),
+        (&["--body-min-rate", "2000000000"], "0..=1000000000"),
+        (&["--body-min-rate=-1"], "-1"),
         (&["--idle-timeout", "0.01"], "0.1 to 86400"),
         (&["--max-connections", "0"], "1..="),
         (&["--max-connections", "1000000000"], "1..=1048576"),

@@ -263,3 +263,104 @@ fn a_body_sent_a_byte_at_a_time_is_answered_408_at_the_body_read_timeout() {
     );
     let _ = writer.join();
 }
+
+/// A connection from `from` that sent a request's headers, declaring a 100 kB body, and one
+/// byte of it.
+fn body_trickler(from: IpAddr, to: std::net::SocketAddr) -> TcpStream {
+    let mut s = connect_from(from, to).unwrap();
+    s.write_all(
+        b"POST / HTTP/1.1\r\nHost: x\r\nX-IOTA-API-Version: 1\r\nContent-Length: 100000\r\n\r\n{",
+    )
+    .unwrap();
+    s
+}
+
+/// One more byte of body on each connection still open.
+fn trickle_bodies(conns: &mut [TcpStream]) {
+    for s in conns.iter_mut() {
+        let _ = s.write_all(b" ");
+    }
+}
+
+#[test]
+fn body_tricklers_from_two_addresses_under_the_per_address_cap_do_not_lock_out_a_newcomer() {
+    // The rate limit off: the connection caps alone must let the newcomer in.
+    let srv = Srv::start(
+        crate::BIN,
+        &[
+            "--max-connections",
+            "20",
+            "--max-connections-per-peer",
+            "10",
+            "--body-min-rate",
+            "0",
+        ],
+    );
+    let to = srv.addr();
+    let mut tricklers: Vec<TcpStream> = (0..30)
+        .map(|i| body_trickler(ip(2, 1 + (i % 2) as u8), to))
+        .collect();
+    // Past the first second, so each connection's rate counts.
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_millis(250));
+        trickle_bodies(&mut tricklers);
+    }
+    for round in 0..3 {
+        let (status, _) = timed_info(&srv);
+        assert_eq!(status, 200, "round {round}");
+        trickle_bodies(&mut tricklers);
+    }
+    assert!(srv.metric("curlpow_connections_open") <= 20.0);
+    assert!(srv.metric("curlpow_connections_closed_total{reason=\"evicted\"}") >= 3.0);
+}
+
+#[test]
+fn body_tricklers_from_many_addresses_each_under_the_cap_do_not_lock_out_a_newcomer() {
+    let srv = Srv::start(
+        crate::BIN,
+        &["--max-connections", "20", "--body-min-rate", "0"],
+    );
+    let to = srv.addr();
+    let mut tricklers: Vec<TcpStream> = (1..=20).map(|k| body_trickler(ip(3, k), to)).collect();
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_millis(250));
+        trickle_bodies(&mut tricklers);
+    }
+    for round in 0..3 {
+        let (status, _) = timed_info(&srv);
+        assert_eq!(status, 200, "round {round}");
+        trickle_bodies(&mut tricklers);
+    }
+    let displaced = tricklers.iter().filter(|s| closed_by_server(s)).count();
+    assert!(displaced >= 1, "no trickler gave way");
+}
+
+#[test]
+fn a_body_slower_than_the_minimum_rate_is_answered_408_long_before_the_body_timeout() {
+    // 100 B/s after a 1 s start; a body read timeout of a minute.
+    let srv = Srv::start(
+        crate::BIN,
+        &["--header-read-timeout", "1", "--body-min-rate", "100"],
+    );
+    let mut s = body_trickler(ip(0, 1), srv.addr());
+    let writer = {
+        let mut w = s.try_clone().unwrap();
+        std::thread::spawn(move || {
+            for _ in 0..100 {
+                std::thread::sleep(Duration::from_millis(100));
+                if w.write_all(b" ").is_err() {
+                    break;
+                }
+            }
+        })
+    };
+    // Within 10 s, not the minute of --body-read-timeout.
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let (status, v) = read_answer(&mut s);
+    assert_eq!(status, 408, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("--body-min-rate"),
+        "{v}"
+    );
+    let _ = writer.join();
+}

@@ -74,6 +74,15 @@ pub enum ProtocolError {
         /// The worker's `--max-mwm`.
         max: usize,
     },
+    /// A `reply_to` that RabbitMQ would answer by closing the connection: a direct reply-to
+    /// name (`amq.rabbitmq.reply-to.…`) that no broker issued.
+    #[error("reply_to {preview:?} is not a direct reply-to name the broker issued ({why})")]
+    ReplyTo {
+        /// The name's first bytes.
+        preview: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
 }
 
 /// A parsed PoW request.
@@ -132,6 +141,119 @@ pub fn parse_request(body: &[u8], max_mwm: usize) -> Result<Request, ProtocolErr
     let text = std::str::from_utf8(trytes).expect("trytes are ASCII");
     let transaction = transaction_of(text)?;
     Ok(Request { transaction, mwm })
+}
+
+/// RabbitMQ's direct reply-to pseudo-queue; a requester's `reply_to` is this, a `.`, then the
+/// name the broker issued for its channel.
+pub const DIRECT_REPLY_TO: &str = "amq.rabbitmq.reply-to";
+
+/// Check that a reply can be published to `reply_to` without the broker closing the
+/// connection. A plain queue name always can (a reply to a queue that does not exist comes back
+/// unroutable). A direct reply-to name must have the shape RabbitMQ gives it,
+/// `amq.rabbitmq.reply-to.<PID>.<KEY>` with `<PID>` the base64 of an Erlang pid in external
+/// term format (its node an atom, or an integer hash in the newer form) and `<KEY>` not empty:
+/// RabbitMQ decodes `<PID>` when it routes the reply, and one that does not decode crashes the
+/// publishing channel and closes the connection (541 INTERNAL_ERROR).
+///
+/// ```
+/// use curlpow::broker::protocol::check_reply_to;
+/// assert!(check_reply_to("amq.gen-JzTY20BRgKO-HjmUJj0wLg").is_ok());
+/// assert!(check_reply_to("amq.rabbitmq.reply-to.junk").is_err());
+/// // A name RabbitMQ 3.10 issued (pid `rabbit@host`, NEW_PID_EXT).
+/// assert!(check_reply_to(
+///     "amq.rabbitmq.reply-to.g1h3C3JhYmJpdEBob3N0AAAB2gAAAAAAAAAA.k0NdcmQ8+Bg3XoYQ2ZfJ+A=="
+/// ).is_ok());
+/// ```
+pub fn check_reply_to(reply_to: &str) -> Result<(), ProtocolError> {
+    let Some(rest) = reply_to.strip_prefix(DIRECT_REPLY_TO) else {
+        return Ok(());
+    };
+    let bad = |why| {
+        let mut end = reply_to.len().min(64);
+        while !reply_to.is_char_boundary(end) {
+            end -= 1;
+        }
+        Err(ProtocolError::ReplyTo {
+            preview: reply_to[..end].to_string(),
+            why,
+        })
+    };
+    if rest.is_empty() {
+        return bad("the pseudo-queue itself, not a requester's name");
+    }
+    let Some(rest) = rest.strip_prefix('.') else {
+        // `amq.rabbitmq.reply-toX`: an ordinary (if odd) queue name.
+        return Ok(());
+    };
+    let Some((pid, key)) = rest.split_once('.') else {
+        return bad("no key after the pid");
+    };
+    if key.is_empty() {
+        return bad("an empty key");
+    }
+    let Some(term) = base64_decode(pid.as_bytes()) else {
+        return bad("the pid is not base64");
+    };
+    if erlang_pid(&term) {
+        Ok(())
+    } else {
+        bad("the pid is not an Erlang pid")
+    }
+}
+
+/// Standard base64 with padding, as Erlang's `base64:encode`; `None` for anything else.
+fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    if s.is_empty() || !s.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    for (i, chunk) in s.chunks(4).enumerate() {
+        let last = i == s.len() / 4 - 1;
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &c in &chunk[..4 - pad] {
+            n = n << 6 | val(c)?;
+        }
+        n <<= 6 * pad as u32;
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..3 - pad]);
+    }
+    Some(out)
+}
+
+/// Whether `t` is exactly one Erlang pid in external term format: version 131, then PID_EXT
+/// (103) or NEW_PID_EXT (88), a node (an atom, or a small or 32-bit integer), then id, serial
+/// and creation.
+fn erlang_pid(t: &[u8]) -> bool {
+    let [131, tag, rest @ ..] = t else {
+        return false;
+    };
+    let creation = match tag {
+        103 => 1,
+        88 => 4,
+        _ => return false,
+    };
+    let node_len = match rest {
+        [100 | 118, hi, lo, ..] => 3 + (usize::from(*hi) << 8 | usize::from(*lo)),
+        [115 | 119, n, ..] => 2 + usize::from(*n),
+        [97, ..] => 2,
+        [98, ..] => 5,
+        _ => return false,
+    };
+    rest.len() == node_len + 4 + 4 + creation
 }
 
 /// A request body, as dcurl's client writes it: the trytes, then the MWM in decimal.
@@ -265,5 +387,38 @@ mod tests {
         let err = format_error_reply("MWM 99 is over this worker's limit of 14");
         assert_eq!(err.len(), TRANSACTION_TRYTES);
         assert!(parse_reply(&err).is_err());
+    }
+
+    #[test]
+    fn reply_to_names_the_broker_would_close_the_connection_for_are_refused() {
+        for ok in [
+            "amq.gen-JzTY20BRgKO-HjmUJj0wLg",
+            "callback",
+            "amq.rabbitmq.reply-toX",
+            // PID_EXT with an ATOM_EXT node, creation 1 byte.
+            "amq.rabbitmq.reply-to.g2dkAAtyYWJiaXRAaG9zdAAAAdoAAAAAAA==.a2V5",
+            // The newer form: NEW_PID_EXT with the node as a 32-bit hash.
+            "amq.rabbitmq.reply-to.g1hiAAAwOQAAAdoAAAAAAAAAAA==.a2V5",
+        ] {
+            assert_eq!(check_reply_to(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "amq.rabbitmq.reply-to",
+            "amq.rabbitmq.reply-to.junk",
+            "amq.rabbitmq.reply-to.junk.key",
+            "amq.rabbitmq.reply-to.g1h3C3JhYmJpdEBob3N0AAAB2gAAAAAAAAAA.",
+            "amq.rabbitmq.reply-to.AAAA.key",
+            "amq.rabbitmq.reply-to.g2dkAAtyYWJiaXRAaG9zdAAAAdoAAAAAAAA=.a2V5",
+            "amq.rabbitmq.reply-to.g1h3C3JhYmJpdEBob3N0AAAB2gAAAAAAAAA=.key",
+            "amq.rabbitmq.reply-to.=g1h.key",
+        ] {
+            assert!(
+                matches!(check_reply_to(bad), Err(ProtocolError::ReplyTo { .. })),
+                "{bad}"
+            );
+        }
+        assert_eq!(base64_decode(b"a2V5"), Some(b"key".to_vec()));
+        assert_eq!(base64_decode(b"aGk="), Some(b"hi".to_vec()));
+        assert_eq!(base64_decode(b"aA=="), Some(b"h".to_vec()));
     }
 }

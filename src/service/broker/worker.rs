@@ -17,6 +17,14 @@
 //!   request back to the queue once, its result kept, so the second delivery only publishes
 //!   again; refused again, the request is rejected without requeue and logged once (see
 //!   [`MAX_REPLY_ATTEMPTS`]);
+//! - **never publishes to a `reply_to` the broker would close the connection for** (a direct
+//!   reply-to name no broker issued, see [`protocol::check_reply_to`]): such a request is
+//!   rejected without requeue at once. Replies go out on a connection of their own, one at a
+//!   time, so a reply the broker answers by closing the connection costs only that connection,
+//!   never the consumer and the requests it holds; and the request that cost it is remembered
+//!   (by a digest of its body, `reply_to`, `correlation_id` and `message_id`, across
+//!   reconnections), so its next delivery is rejected without requeue (to the queue's
+//!   dead-letter exchange where it has one) and logged once;
 //! - copies the request's `correlation_id` to the reply, so newer clients can match replies;
 //! - **reconnects with backoff** when the broker goes away (requests it held go back to the
 //!   queue), and on shutdown stops consuming, lets the jobs it holds finish within a grace
@@ -25,7 +33,7 @@
 //! The PoW runs on tokio's blocking threads (at most `prefetch` at once), never on the async
 //! runtime's worker, which only moves messages.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,6 +62,7 @@ use crate::base::error::Error;
 use crate::engine::{Engine, PowOptions};
 use crate::search::control::CancelToken;
 use crate::service::signals::Signals;
+use lapin::protocol::{AMQPErrorKind, AMQPHardError};
 
 /// AMQP delivery mode 2: persistent (what dcurl's peers send).
 const PERSISTENT: u8 = 2;
@@ -67,6 +76,70 @@ pub const MAX_REPLY_ATTEMPTS: u64 = 2;
 /// Results kept for requests whose reply was refused, so that their redelivery publishes again
 /// without a second search (oldest dropped first).
 const REFUSED_KEPT: usize = 64;
+
+/// Requests remembered as having cost the worker its reply connection (oldest forgotten first).
+const SUSPECTS_KEPT: usize = 4096;
+
+/// A message's identity: a digest of its body, `reply_to`, `correlation_id` and `message_id`.
+type MessageKey = [u8; 32];
+
+/// The identity of the message `d`, the same on every delivery of it.
+fn message_key(d: &Delivery) -> MessageKey {
+    use blake2::digest::consts::U32;
+    use blake2::{Blake2b, Digest};
+    let p = &d.properties;
+    let mut h = Blake2b::<U32>::new();
+    let parts: [Option<&[u8]>; 4] = [
+        Some(&d.data),
+        p.reply_to().as_ref().map(|s| s.as_str().as_bytes()),
+        p.correlation_id().as_ref().map(|s| s.as_str().as_bytes()),
+        p.message_id().as_ref().map(|s| s.as_str().as_bytes()),
+    ];
+    for part in parts {
+        match part {
+            Some(b) => {
+                h.update([1]);
+                h.update((b.len() as u64).to_le_bytes());
+                h.update(b);
+            }
+            None => h.update([0]),
+        }
+    }
+    let mut out = [0; 32];
+    out.copy_from_slice(&h.finalize());
+    out
+}
+
+/// Requests whose reply publish cost the worker its reply connection: kept across
+/// reconnections, so that the second delivery of one is rejected instead of tried again.
+#[derive(Default)]
+struct Suspects {
+    order: VecDeque<MessageKey>,
+    set: HashSet<MessageKey>,
+}
+
+impl Suspects {
+    fn add(&mut self, k: MessageKey) {
+        if !self.set.insert(k) {
+            return;
+        }
+        if self.order.len() == SUSPECTS_KEPT {
+            if let Some(old) = self.order.pop_front() {
+                self.set.remove(&old);
+            }
+        }
+        self.order.push_back(k);
+    }
+
+    /// Whether `k` is a suspect; it is forgotten (its delivery is about to be rejected).
+    fn take(&mut self, k: &MessageKey) -> bool {
+        if !self.set.remove(k) {
+            return false;
+        }
+        self.order.retain(|x| x != k);
+        true
+    }
+}
 
 /// Bytes of a message body shown in a log line; the rest is counted, never logged.
 pub(crate) const LOG_PREVIEW_BYTES: usize = 48;
@@ -153,6 +226,9 @@ pub struct WorkerStats {
     pub requeued: u64,
     /// Connections opened (1 + reconnections).
     pub connections: u64,
+    /// Reply connections opened (replies go out on a connection of their own; see
+    /// [`Worker`]).
+    pub reply_connections: u64,
 }
 
 #[derive(Default)]
@@ -162,6 +238,7 @@ struct Counters {
     rejected: AtomicU64,
     requeued: AtomicU64,
     connections: AtomicU64,
+    reply_connections: AtomicU64,
 }
 
 fn bump(c: &AtomicU64) {
@@ -186,6 +263,8 @@ struct Shared {
     counters: Counters,
     /// The results of requests whose reply was refused, for their redelivery.
     refused: Mutex<VecDeque<Refused>>,
+    /// Requests that cost the worker its reply connection.
+    suspects: Mutex<Suspects>,
 }
 
 /// A result the broker refused to route to `reply_to`.
@@ -316,6 +395,7 @@ impl Worker {
             prefetch,
             counters: Counters::default(),
             refused: Mutex::new(VecDeque::new()),
+            suspects: Mutex::new(Suspects::default()),
         });
         let (run, run_rx) = watch::channel(Run::Consume);
         let task = runtime.spawn(consume_until_stopped(shared.clone(), run_rx));
@@ -343,6 +423,7 @@ impl Worker {
             rejected: get(&c.rejected),
             requeued: get(&c.requeued),
             connections: get(&c.connections),
+            reply_connections: get(&c.reply_connections),
         }
     }
 
@@ -447,14 +528,18 @@ async fn session(
         "consuming"
     );
     let cancel = CancelToken::new();
+    let link = Arc::new(ReplyLink::new(shared.clone(), format!("{name} (replies)")));
     let mut jobs = JoinSet::new();
     let lost = loop {
         tokio::select! {
             _ = run.changed() => break None,
             Some(_) = jobs.join_next(), if !jobs.is_empty() => {}
+            _ = link.failed.notified() => {
+                break Some(url.err("the reply connection could not be opened"))
+            }
             d = consumer.next() => match d {
                 Some(Ok(d)) => {
-                    jobs.spawn(handle(shared.clone(), ch.clone(), d, cancel.clone()));
+                    jobs.spawn(handle(shared.clone(), link.clone(), d, cancel.clone()));
                 }
                 Some(Err(e)) => break Some(url.err(e)),
                 None => break Some(url.err("the broker cancelled the consumer (queue deleted?)")),
@@ -466,6 +551,7 @@ async fn session(
         // them to another consumer (or to this one once it is back).
         cancel.cancel();
         wait_all(&mut jobs, Duration::from_secs(5)).await;
+        link.close().await;
         return Err(e);
     }
     // Stop: no new deliveries; what was delivered and not started goes back with the channel.
@@ -490,6 +576,7 @@ async fn session(
         cancel.cancel();
         wait_all(&mut jobs, Duration::from_secs(5)).await;
     }
+    link.close().await;
     let _ = ch.close(200, "curlpow worker stopping".into()).await;
     let _ = conn.close(200, "curlpow worker stopping".into()).await;
     let c = &shared.counters;
@@ -516,6 +603,120 @@ async fn wait_all(jobs: &mut JoinSet<()>, limit: Duration) -> bool {
         }
     };
     tokio::time::timeout(limit, all).await.is_ok()
+}
+
+/// Where replies go out: a connection of its own, opened on the first reply and again after a
+/// failure, so that a reply the broker answers by closing the connection never takes the
+/// consumer, and the requests it holds, with it. Replies are published one at a time, so a
+/// connection lost while publishing is charged to the one request being answered.
+struct ReplyLink {
+    shared: Arc<Shared>,
+    name: String,
+    open: tokio::sync::Mutex<Option<(lapin::Connection, Channel)>>,
+    /// Fired when the connection could not be opened: the session ends and reconnects with
+    /// backoff.
+    failed: tokio::sync::Notify,
+}
+
+/// Why a reply was not published.
+enum PublishFailure {
+    /// The reply connection could not be opened.
+    Open(BrokerError),
+    /// The connection or channel failed while this reply was published; `charged` when the
+    /// broker closed it with an error (not a shutdown): this message cost the connection.
+    Lost { error: lapin::Error, charged: bool },
+}
+
+impl std::fmt::Display for PublishFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PublishFailure::Open(e) => write!(f, "opening the reply connection: {e}"),
+            PublishFailure::Lost { error, .. } => write!(f, "{error}"),
+        }
+    }
+}
+
+/// Whether a publish error is the broker closing the channel or connection over this message
+/// (541 INTERNAL_ERROR, a channel error), rather than the broker shutting down (320
+/// CONNECTION_FORCED) or the network failing.
+fn charged_to_message(e: &lapin::Error) -> bool {
+    match e.kind() {
+        lapin::ErrorKind::ProtocolError(a) => !matches!(
+            a.kind(),
+            AMQPErrorKind::Hard(AMQPHardError::CONNECTIONFORCED)
+        ),
+        _ => false,
+    }
+}
+
+impl ReplyLink {
+    fn new(shared: Arc<Shared>, name: String) -> Self {
+        ReplyLink {
+            shared,
+            name,
+            open: tokio::sync::Mutex::new(None),
+            failed: tokio::sync::Notify::new(),
+        }
+    }
+
+    async fn publish(
+        &self,
+        routing_key: &ShortString,
+        body: &[u8],
+        props: BasicProperties,
+    ) -> Result<Confirmation, PublishFailure> {
+        let mut open = self.open.lock().await;
+        let ch = match &*open {
+            Some((c, ch)) if c.status().connected() && ch.status().connected() => ch.clone(),
+            _ => {
+                open.take();
+                let url = &self.shared.config.url;
+                let opened = async {
+                    let conn = connect(url, &self.name).await?;
+                    let ch = conn.create_channel().await.map_err(|e| url.err(e))?;
+                    ch.confirm_select(ConfirmSelectOptions::default())
+                        .await
+                        .map_err(|e| url.err(e))?;
+                    Ok::<_, BrokerError>((conn, ch))
+                };
+                match opened.await {
+                    Ok((conn, ch)) => {
+                        bump(&self.shared.counters.reply_connections);
+                        *open = Some((conn, ch.clone()));
+                        ch
+                    }
+                    Err(e) => {
+                        self.failed.notify_one();
+                        return Err(PublishFailure::Open(e));
+                    }
+                }
+            }
+        };
+        match publish(&ch, routing_key, body, props).await {
+            Ok(c) => Ok(c),
+            Err(error) => {
+                if let Some((conn, _)) = open.take() {
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(1),
+                        conn.close(200, "reply connection failed".into()),
+                    )
+                    .await;
+                }
+                let charged = charged_to_message(&error);
+                Err(PublishFailure::Lost { error, charged })
+            }
+        }
+    }
+
+    async fn close(&self) {
+        if let Some((conn, _)) = self.open.lock().await.take() {
+            let _ = tokio::time::timeout(
+                Duration::from_secs(2),
+                conn.close(200, "curlpow worker stopping".into()),
+            )
+            .await;
+        }
+    }
 }
 
 /// Publish through the default exchange to `routing_key`, mandatory (an unroutable reply comes
@@ -560,8 +761,20 @@ fn reply_properties(shared: &Shared, d: &Delivery, mut headers: FieldTable) -> B
 }
 
 /// One request, start to acknowledgement.
-async fn handle(shared: Arc<Shared>, ch: Channel, d: Delivery, cancel: CancelToken) {
+async fn handle(shared: Arc<Shared>, ch: Arc<ReplyLink>, d: Delivery, cancel: CancelToken) {
+    let key = message_key(&d);
+    if shared.suspects.lock().take(&key) {
+        // Its reply cost the reply connection once already: never again.
+        let reason = "publishing its reply cost the worker its broker connection before";
+        return reject(&shared, &ch, &d, None, reason).await;
+    }
     let reply_to = d.properties.reply_to().clone();
+    if let Some(r) = &reply_to {
+        if let Err(e) = protocol::check_reply_to(r.as_str()) {
+            // Never published to: the broker would close the connection.
+            return reject(&shared, &ch, &d, None, &e.to_string()).await;
+        }
+    }
     let req = match protocol::parse_request(&d.data, shared.config.max_mwm) {
         Ok(r) => r,
         Err(e) => return reject(&shared, &ch, &d, reply_to.as_ref(), &e.to_string()).await,
@@ -579,7 +792,7 @@ async fn handle(shared: Arc<Shared>, ch: Channel, d: Delivery, cancel: CancelTok
     if d.redelivered || delivery_number(&d) > 1 {
         if let Some(kept) = shared.take_refused(&d.data, &reply_to) {
             // Its reply was refused before: publish the result again, no second search.
-            return reply(&shared, &ch, &d, &reply_to, kept.reply, kept.nonces).await;
+            return reply(&shared, &ch, &d, key, &reply_to, kept.reply, kept.nonces).await;
         }
     }
     let engine = shared.engine.clone();
@@ -608,6 +821,7 @@ async fn handle(shared: Arc<Shared>, ch: Channel, d: Delivery, cancel: CancelTok
         &shared,
         &ch,
         &d,
+        key,
         &reply_to,
         protocol::format_reply(&done.transaction),
         nonces,
@@ -618,10 +832,12 @@ async fn handle(shared: Arc<Shared>, ch: Channel, d: Delivery, cancel: CancelTok
 /// Publish the result, then acknowledge the request: only once the broker confirmed the reply.
 /// A reply the broker refuses sends the request back to the queue, its result kept, up to
 /// [`MAX_REPLY_ATTEMPTS`] deliveries; then the request is rejected without requeue.
+#[allow(clippy::too_many_arguments)]
 async fn reply(
     shared: &Shared,
-    ch: &Channel,
+    ch: &ReplyLink,
     d: &Delivery,
+    key: MessageKey,
     reply_to: &ShortString,
     body: Vec<u8>,
     nonces: u64,
@@ -632,7 +848,7 @@ async fn reply(
         AMQPValue::LongLongInt(i64::try_from(nonces).unwrap_or(i64::MAX)),
     );
     let props = reply_properties(shared, d, headers);
-    match publish(ch, reply_to, &body, props).await {
+    match ch.publish(reply_to, &body, props).await {
         Ok(Confirmation::Nack(_)) => {
             let delivery = delivery_number(d);
             if delivery >= MAX_REPLY_ATTEMPTS {
@@ -674,8 +890,29 @@ async fn reply(
                 Err(e) => tracing::warn!(%reply_to, "acknowledging after the reply failed: {e}"),
             }
         }
-        // The channel is broken: the request is redelivered once a worker is connected.
-        Err(e) => tracing::warn!(%reply_to, "publishing the reply failed: {e}"),
+        Err(PublishFailure::Lost {
+            error,
+            charged: true,
+        }) => {
+            // The broker closed the reply connection over this message: remember it, so
+            // that its next delivery is rejected instead of costing another connection.
+            shared.suspects.lock().add(key);
+            tracing::warn!(
+                %reply_to,
+                %error,
+                request = %body_preview(&d.data),
+                "publishing the reply cost the reply connection; the request goes back to the queue once and is rejected if it comes back"
+            );
+            bump(&shared.counters.requeued);
+            nack(d).await;
+        }
+        // The reply connection failed (or could not open): the request goes back to the
+        // queue; the consumer's own connection is untouched unless the broker is gone.
+        Err(e) => {
+            tracing::warn!(%reply_to, "publishing the reply failed: {e}");
+            bump(&shared.counters.requeued);
+            nack(d).await;
+        }
     }
 }
 
@@ -683,7 +920,7 @@ async fn reply(
 /// better); rejected with an error reply the second, so it never loops.
 async fn pow_failed(
     shared: &Shared,
-    ch: &Channel,
+    ch: &ReplyLink,
     d: &Delivery,
     reply_to: &ShortString,
     e: &Error,
@@ -710,7 +947,7 @@ async fn nack(d: &Delivery) {
 /// Reject without requeue, with an error reply when there is somewhere to send it.
 async fn reject(
     shared: &Shared,
-    ch: &Channel,
+    ch: &ReplyLink,
     d: &Delivery,
     reply_to: Option<&ShortString>,
     reason: &str,
@@ -721,7 +958,7 @@ async fn reject(
         bytes = d.data.len(),
         request = %body_preview(&d.data),
         reply_to = reply_to.map(ShortString::as_str),
-        "rejected a request"
+        "rejected a request, not requeued (it goes to the queue's dead-letter exchange if it has one)"
     );
     if let Some(reply_to) = reply_to {
         let mut headers = FieldTable::default();
@@ -731,12 +968,34 @@ async fn reject(
         );
         let props = reply_properties(shared, d, headers).with_type(ERROR_TYPE.into());
         let body = protocol::format_error_reply(reason);
-        if let Err(e) = publish(ch, reply_to, &body, props).await {
+        if let Err(e) = ch.publish(reply_to, &body, props).await {
             tracing::warn!(%reply_to, "publishing the error reply failed: {e}");
         }
     }
     let opts = BasicRejectOptions { requeue: false };
     if let Err(e) = d.acker.reject(opts).await {
         tracing::warn!("rejecting a request failed: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suspects_are_remembered_once_and_bounded() {
+        let mut s = Suspects::default();
+        s.add([1; 32]);
+        s.add([1; 32]);
+        assert!(s.take(&[1; 32]));
+        assert!(!s.take(&[1; 32]), "forgotten once taken");
+        for i in 0..SUSPECTS_KEPT + 10 {
+            let mut k = [0; 32];
+            k[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            s.add(k);
+        }
+        assert_eq!(s.order.len(), SUSPECTS_KEPT);
+        assert_eq!(s.set.len(), SUSPECTS_KEPT);
+        assert!(!s.take(&[0; 32]), "the oldest went first");
     }
 }

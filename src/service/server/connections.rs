@@ -2,16 +2,19 @@
 //! without a request in progress.
 //!
 //! * At most `max_connections` are open, and at most `max_per_peer` from one IP address.
-//! * A new connection past either cap takes the place of an *idle* one (no request being
-//!   handled, no answer waiting on a client that does not read): at the per-peer cap the one of
-//!   that peer idle longest, at the total cap the one idle longest of the peer with the most
-//!   connections. When none is idle, the new connection is closed at once. So connections that
-//!   only trickle bytes can never hold every slot: a real client's connection displaces one of
-//!   them, and its request, once its headers are in, cannot be displaced.
+//! * A new connection past either cap takes the place of the *least productive* one: among
+//!   those idle, sending headers, or sending a body (never one whose request is in and being
+//!   handled, nor one whose answer waits on a client that does not read), the one that received
+//!   the fewest bytes per second in its current phase; among equals, the one of the peer with
+//!   the most connections, then the oldest. A connection in its first second in a phase is taken
+//!   only when every candidate is that young. At the per-peer cap the candidates are that
+//!   peer's. When there is none, the new connection is closed at once. So connections that
+//!   trickle headers or a body never hold every slot, from one address or many: a real client
+//!   displaces one of them, and its request, once its body is in, cannot be displaced.
 //! * A request's headers must arrive within `header_read_timeout` (from the connection's start,
 //!   or from the first byte after the previous answer); a kept-alive connection with no request
-//!   is closed after `idle_timeout`. The body's own time limit is the handler's
-//!   (`body_read_timeout`, answered 408).
+//!   is closed after `idle_timeout`. The body's own time limits are the handler's
+//!   (`body_read_timeout` and `body_min_rate`, answered 408).
 //!
 //! The sockets are wrapped ([`Watched`]) so that axum's server (hyper underneath) does the HTTP;
 //! the wrapper only ends a read or write with an error when the connection is evicted or its
@@ -48,9 +51,9 @@ pub struct ConnLimits {
 /// Why connections were closed by the server, for the metrics.
 #[derive(Debug, Default)]
 pub struct ConnCounts {
-    /// Closed at once: a cap was reached and no connection was idle.
+    /// Closed at once: a cap was reached and no connection could be displaced.
     pub refused: AtomicU64,
-    /// Displaced by a new connection while idle.
+    /// Displaced by a new connection (idle, or sending headers or a body too slowly).
     pub evicted: AtomicU64,
     /// Headers not in within the header read timeout.
     pub header_timeouts: AtomicU64,
@@ -69,6 +72,38 @@ struct Phase {
     header_since: Option<Instant>,
     /// A write is waiting for the client to read.
     write_blocked: bool,
+    /// The request being handled is still reading its body.
+    reading_body: bool,
+    /// When the current phase (idle or headers, body, handling) began.
+    phase_since: Instant,
+    /// Bytes read on the socket before the current phase began.
+    phase_bytes: u64,
+    /// Bytes read on the socket in all.
+    read_bytes: u64,
+}
+
+impl Phase {
+    fn enter(&mut self, now: Instant) {
+        self.phase_since = now;
+        self.phase_bytes = self.read_bytes;
+    }
+}
+
+/// How long a phase must last before its data rate ranks it among the others: a connection
+/// younger than this is displaced only when every other candidate is young too.
+const RATE_GRACE: Duration = Duration::from_secs(1);
+
+/// How a candidate for displacement ranks: the lowest is displaced first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Rank {
+    /// Younger than [`RATE_GRACE`] in its phase.
+    young: bool,
+    /// Bytes per second received in its phase (idle: 0).
+    rate: u64,
+    /// More connections from its peer rank lower.
+    peer_conns: std::cmp::Reverse<usize>,
+    /// Older phases rank lower.
+    since: Instant,
 }
 
 /// One open connection's shared state: its socket wrapper, the request middleware and the
@@ -111,27 +146,54 @@ impl ConnState {
         })
     }
 
-    /// Bytes arrived: with no request in progress, they start the next request's headers.
-    fn on_read(&self) {
+    /// `n` bytes arrived: with no request in progress, they start the next request's headers.
+    fn on_read(&self, n: usize) {
         let mut p = self.phase.lock();
         if p.busy == 0 && p.header_since.is_none() {
-            p.header_since = Some(Instant::now());
+            let now = Instant::now();
+            p.header_since = Some(now);
+            p.enter(now);
         }
+        p.read_bytes += n as u64;
     }
 
-    /// Whether a new connection may displace this one, and since when it is idle.
-    fn idle_since(&self) -> Option<Instant> {
+    /// How this connection ranks for displacement; `None` when it may not be displaced (its
+    /// request is in, being handled, or an answer waits for the client to read).
+    fn rank(&self, now: Instant, peer_conns: usize) -> Option<Rank> {
         let p = self.phase.lock();
-        (p.busy == 0 && !p.write_blocked).then_some(p.idle_since)
+        if p.write_blocked || (p.busy > 0 && !p.reading_body) {
+            return None;
+        }
+        let age = now.saturating_duration_since(p.phase_since);
+        let bytes = p.read_bytes - p.phase_bytes;
+        let ms = age.as_millis().max(RATE_GRACE.as_millis()) as u64;
+        Some(Rank {
+            young: age < RATE_GRACE,
+            rate: bytes.saturating_mul(1000) / ms,
+            peer_conns: std::cmp::Reverse(peer_conns),
+            since: p.phase_since,
+        })
     }
 
-    /// A request's headers are in and its handler starts: no deadline, no eviction until the
-    /// returned guard drops.
-    pub fn begin_request(self: &Arc<Self>) -> RequestGuard {
+    /// A request's headers are in and its handler starts: no deadline until the returned guard
+    /// drops. While `reading_body` (until [`body_done`](Self::body_done)) a newcomer at a cap
+    /// may still displace it, by its data rate; after that, nothing does.
+    pub fn begin_request(self: &Arc<Self>, reading_body: bool) -> RequestGuard {
         let mut p = self.phase.lock();
         p.busy += 1;
         p.header_since = None;
+        p.reading_body = reading_body;
+        p.enter(Instant::now());
         RequestGuard { conn: self.clone() }
+    }
+
+    /// The request's body is in (or failed): the request can no longer be displaced.
+    pub fn body_done(&self) {
+        let mut p = self.phase.lock();
+        if p.reading_body {
+            p.reading_body = false;
+            p.enter(Instant::now());
+        }
     }
 
     fn evict(&self) {
@@ -160,8 +222,11 @@ impl Drop for RequestGuard {
         let mut p = self.conn.phase.lock();
         p.busy -= 1;
         if p.busy == 0 {
-            p.idle_since = Instant::now();
+            let now = Instant::now();
+            p.idle_since = now;
             p.header_since = None;
+            p.reading_body = false;
+            p.enter(now);
         }
     }
 }
@@ -186,32 +251,29 @@ impl Registry {
     }
 
     /// The connection a newcomer from `peer` displaces, if a cap is reached: `Ok(None)` when
-    /// there is room, `Err(())` when a cap is reached and nothing is idle.
+    /// there is room, `Err(())` when a cap is reached and no connection may be displaced.
+    /// At the per-peer cap the candidates are that peer's, else all; the least productive goes
+    /// (see [`Rank`]).
     fn victim(&self, peer: IpAddr, l: &ConnLimits) -> Result<Option<u64>, ()> {
         let mine = self.per_peer.get(&peer).copied().unwrap_or(0);
-        let best = if mine >= l.max_per_peer {
-            // This peer's connection idle longest.
-            self.open
-                .values()
-                .filter(|c| c.peer == peer)
-                .filter_map(|c| c.idle_since().map(|t| (t, c.id)))
-                .min()
-                .map(|(_, id)| id)
+        let own_peer_only = if mine >= l.max_per_peer {
+            true
         } else if self.open.len() >= l.max_connections {
-            // The peer with the most connections first, then the one idle longest.
-            self.open
-                .values()
-                .filter_map(|c| {
-                    let t = c.idle_since()?;
-                    let n = self.per_peer.get(&c.peer).copied().unwrap_or(0);
-                    Some((n, std::cmp::Reverse(t), c.id))
-                })
-                .max()
-                .map(|(_, _, id)| id)
+            false
         } else {
             return Ok(None);
         };
-        best.map(Some).ok_or(())
+        let now = Instant::now();
+        self.open
+            .values()
+            .filter(|c| !own_peer_only || c.peer == peer)
+            .filter_map(|c| {
+                let n = self.per_peer.get(&c.peer).copied().unwrap_or(0);
+                Some((c.rank(now, n)?, c.id))
+            })
+            .min()
+            .map(|(_, id)| Some(id))
+            .ok_or(())
     }
 }
 
@@ -245,8 +307,8 @@ impl Connections {
         self.reg.lock().open.len()
     }
 
-    /// Admit a connection from `peer`, displacing an idle one if a cap is reached; `None`: a
-    /// cap is reached and nothing is idle, close it.
+    /// Admit a connection from `peer`, displacing the least productive one if a cap is
+    /// reached; `None`: a cap is reached and none may be displaced, close it.
     fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Arc<ConnState>> {
         let mut reg = self.reg.lock();
         match reg.victim(peer, &self.limits) {
@@ -274,6 +336,10 @@ impl Connections {
                 idle_since: now,
                 header_since: Some(now),
                 write_blocked: false,
+                reading_body: false,
+                phase_since: now,
+                phase_bytes: 0,
+                read_bytes: 0,
             }),
             evicted: AtomicBool::new(false),
             waker: Mutex::new(None),
@@ -324,7 +390,7 @@ impl axum::serve::Listener for CappedListener {
                 }
             };
             let Some(conn) = self.conns.admit(addr.ip()) else {
-                tracing::debug!(peer = %addr, "connection refused: at the connection cap, none idle");
+                tracing::debug!(peer = %addr, "connection refused: at the connection cap, none to displace");
                 drop(stream);
                 continue;
             };
@@ -440,7 +506,7 @@ impl AsyncRead for Watched {
         let before = buf.filled().len();
         let r = Pin::new(&mut this.stream).poll_read(cx, buf);
         if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            this.conn.on_read();
+            this.conn.on_read(buf.filled().len() - before);
         }
         r
     }
@@ -518,9 +584,11 @@ mod tests {
         assert!(evicted(&a));
         assert!(!evicted(&b) && !evicted(&c));
         assert_eq!(conns.open(), 2);
-        // Requests in progress cannot be displaced: with both busy, the newcomer is refused.
-        let _gb = b.begin_request();
-        let _gc = c.begin_request();
+        // Requests in progress cannot be displaced once their body is in: with both handled,
+        // the newcomer is refused.
+        let _gb = b.begin_request(false);
+        let _gc = c.begin_request(true);
+        c.body_done();
         assert!(conns.admit(ip(1)).is_none());
         // Another peer still gets in.
         assert!(conns.admit(ip(2)).is_some());
@@ -549,17 +617,45 @@ mod tests {
         let c = conns.admit(ip(1)).unwrap();
         let (d, why) = c.deadline().unwrap();
         assert!(why == Wait::Headers && d > Instant::now() + Duration::from_secs(9));
-        let g = c.begin_request();
+        let g = c.begin_request(false);
         assert!(c.deadline().is_none());
         assert!(
-            c.idle_since().is_none(),
-            "a request in progress is not idle"
+            c.rank(Instant::now(), 1).is_none(),
+            "a request being handled cannot be displaced"
         );
         drop(g);
         let (d, why) = c.deadline().unwrap();
         assert!(why == Wait::Idle && d > Instant::now() + Duration::from_secs(19));
-        c.on_read();
+        c.on_read(1);
         let (d, why) = c.deadline().unwrap();
         assert!(why == Wait::Headers && d <= Instant::now() + Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_body_trickler_is_displaced_before_a_productive_upload_or_a_handled_request() {
+        let conns = Connections::new(limits(3, 3));
+        let handled = conns.admit(ip(1)).unwrap();
+        let _g1 = handled.begin_request(true);
+        handled.body_done();
+        let upload = conns.admit(ip(2)).unwrap();
+        let _g2 = upload.begin_request(true);
+        let trickle = conns.admit(ip(3)).unwrap();
+        let _g3 = trickle.begin_request(true);
+        // Judged after the grace: the upload got 1 MB, the trickler 3 bytes.
+        let later = Instant::now() + RATE_GRACE * 2;
+        upload.on_read(1 << 20);
+        trickle.on_read(3);
+        let r_up = upload.rank(later, 1).unwrap();
+        let r_tr = trickle.rank(later, 1).unwrap();
+        assert!(r_tr < r_up, "{r_tr:?} vs {r_up:?}");
+        assert!(handled.rank(later, 1).is_none());
+        // A young phase ranks after every judged one.
+        let young = Rank {
+            young: true,
+            rate: 0,
+            peer_conns: std::cmp::Reverse(9),
+            since: later,
+        };
+        assert!(r_up < young);
     }
 }

@@ -6,6 +6,10 @@
 //!   them, so one client cannot hold every slot.
 //! * Requests that cannot run yet wait, at most `queue` of them in all and `per_client_queue` per
 //!   client. Past that the answer is an immediate 503 with `Retry-After`: nothing waits unbounded.
+//! * Every client keeps a share of the queue: when it is full, a request from a client with
+//!   fewer requests waiting takes the place of the newest waiter of the client with the most
+//!   (at least two more), which is answered 503 with `Retry-After`. So clients that fill the
+//!   queue do not turn every other client away; their shares shrink until all are even.
 //! * When a slot frees, clients with waiting requests take turns (round robin), each client's own
 //!   requests in arrival order.
 //!
@@ -45,6 +49,8 @@ struct State {
     clients: HashMap<String, Client>,
     /// Clients with waiting requests, in turn order (each at most once).
     turns: VecDeque<String>,
+    /// Waiters that gave their place to another client's request.
+    displaced: u64,
 }
 
 /// The admission controller. Shared as an `Arc`.
@@ -78,8 +84,9 @@ pub struct Waiting {
 }
 
 impl Waiting {
-    /// Wait for the slot. `None` would mean the queue dropped this waiter without a slot, which
-    /// it never does (a sender leaves the queue only to send, or with `Drop for Waiting`).
+    /// Wait for the slot. `None`: this request gave its place in the full queue to a client
+    /// with fewer requests waiting (a sender leaves the queue only to send, to be displaced, or
+    /// with `Drop for Waiting`); answer 503.
     pub async fn permit(&mut self) -> Option<Permit> {
         (&mut self.rx).await.ok()
     }
@@ -163,9 +170,15 @@ impl Admission {
             });
         }
         let mine = c.waiters.len();
+        if st.waiting >= l.queue && mine < l.per_client_queue {
+            // The queue is full: the newest waiter of the client holding the most places may
+            // give its place to this client, whose share is smaller.
+            Self::displace(st, client, mine);
+        }
         if st.waiting >= l.queue || mine >= l.per_client_queue {
             let waiting = st.waiting;
             let client_share = mine >= l.per_client_queue && st.waiting < l.queue;
+            let c = st.clients.get(client).expect("entry made above");
             if c.active == 0 && c.waiters.is_empty() {
                 st.clients.remove(client);
             }
@@ -190,6 +203,42 @@ impl Admission {
             ticket,
             rx,
         })
+    }
+
+    /// The queue is full and `client` (with `mine` waiting) wants a place: take the newest
+    /// waiter of the client with the most waiting, if it has at least two more than `client`,
+    /// out of the queue (its request answers 503).
+    fn displace(st: &mut State, client: &str, mine: usize) {
+        let heaviest = st
+            .clients
+            .iter()
+            .filter(|(k, _)| k.as_str() != client)
+            .filter_map(|(k, c)| Some((c.waiters.len(), c.waiters.back()?.0, k)))
+            .max();
+        let Some((n, _, key)) = heaviest else {
+            return;
+        };
+        if n < mine + 2 {
+            return;
+        }
+        let key = key.clone();
+        let c = st.clients.get_mut(&key).expect("found above");
+        // Dropping the sender tells the waiter it was displaced.
+        drop(c.waiters.pop_back());
+        st.waiting -= 1;
+        st.displaced += 1;
+        if c.waiters.is_empty() {
+            st.turns.retain(|k| *k != key);
+            if c.active == 0 {
+                st.clients.remove(&key);
+            }
+        }
+    }
+
+    /// Waiters displaced so far (see [`Admission::admit`]).
+    #[cfg(test)]
+    fn displaced(&self) -> u64 {
+        self.state.lock().displaced
     }
 
     fn release(self: &Arc<Self>, client: &str) {
@@ -429,5 +478,39 @@ mod tests {
             }
         );
         assert!(adm.state.lock().clients.is_empty());
+    }
+
+    #[test]
+    fn clients_that_fill_the_queue_give_places_to_a_newcomer() {
+        let adm = Admission::new(Limits {
+            concurrency: 1,
+            per_client: 1,
+            queue: 4,
+            per_client_queue: 2,
+        });
+        let _run = now(adm.admit("x"));
+        let mut a: Vec<Waiting> = (0..2).map(|_| wait(adm.admit("a"))).collect();
+        let mut b: Vec<Waiting> = (0..2).map(|_| wait(adm.admit("b"))).collect();
+        // Full: a third client still gets a place; the newest waiter of a heaviest client goes.
+        let _c1 = wait(adm.admit("c"));
+        let gone = |ws: &mut Vec<Waiting>| {
+            let mut n = 0;
+            for w in ws.iter_mut() {
+                if matches!(w.rx.try_recv(), Err(oneshot::error::TryRecvError::Closed)) {
+                    n += 1;
+                }
+            }
+            n
+        };
+        assert_eq!(gone(&mut a) + gone(&mut b), 1);
+        assert_eq!(adm.displaced(), 1);
+        assert_eq!(adm.depth().waiting, 4);
+        // Shares are even now (2, 1, 1 or 1, 2, 1): nobody holds two more than anyone else, so
+        // nobody is displaced and the full queue answers 503.
+        assert!(matches!(adm.admit("c"), Admit::Full { .. }));
+        assert!(matches!(adm.admit("a"), Admit::Full { .. }));
+        assert!(matches!(adm.admit("b"), Admit::Full { .. }));
+        assert_eq!(gone(&mut a) + gone(&mut b), 1);
+        assert_eq!(adm.depth().waiting, 4);
     }
 }

@@ -35,6 +35,7 @@ mod metrics;
 mod routes;
 mod shutdown;
 mod status;
+mod trim;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -64,6 +65,8 @@ pub const MAX_CONCURRENCY: usize = 1024;
 pub const MAX_QUEUE: usize = 65_536;
 /// The most connections a server may be set to hold open.
 pub const MAX_CONNECTIONS: usize = 1 << 20;
+/// The default slowest body rate, bytes per second ([`Config::body_min_rate`]).
+pub const DEFAULT_BODY_MIN_RATE: u64 = 500;
 /// The shortest and longest connection time limits (header, body, idle).
 pub const CONN_TIMEOUT_RANGE: std::ops::RangeInclusive<Duration> =
     Duration::from_millis(100)..=Duration::from_secs(86_400);
@@ -124,7 +127,8 @@ pub struct Config {
     /// Async runtime worker threads (default 2: the HTTP layer is light; PoW runs elsewhere).
     pub runtime_threads: usize,
     /// Connections open at once, all peers (default 512). Past it a new connection displaces
-    /// an idle one, or is closed at once (see `docs/hardening.md`).
+    /// the least productive one (idle, or sending headers or a body slowest), or is closed at
+    /// once (see `docs/hardening.md`).
     pub max_connections: usize,
     /// Connections open at once from one IP address (default 64).
     pub max_connections_per_peer: usize,
@@ -136,6 +140,11 @@ pub struct Config {
     pub body_read_timeout: Duration,
     /// How long a kept-alive connection may wait for its next request (default 30 s).
     pub idle_timeout: Duration,
+    /// The slowest a body may arrive, in bytes per second (default 500, as Apache's
+    /// `mod_reqtimeout`): a body has `header_read_timeout` to start and one more second for
+    /// every `body_min_rate` bytes, never more than `body_read_timeout` in all; slower is a 408.
+    /// 0: no rate, `body_read_timeout` alone.
+    pub body_min_rate: u64,
 }
 
 impl Default for Config {
@@ -159,6 +168,7 @@ impl Default for Config {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(30),
+            body_min_rate: DEFAULT_BODY_MIN_RATE,
         }
     }
 }
@@ -251,6 +261,9 @@ pub(crate) struct App {
     pub(crate) mean_attach_us: AtomicU64,
     /// The last minutes of counters, for `GET /status`.
     pub(crate) status: status::History,
+    /// A large body was freed: the status sampler hands free memory back to the system on its
+    /// next tick ([`trim`]).
+    pub(crate) trim_wanted: AtomicBool,
 }
 
 impl App {
@@ -324,6 +337,7 @@ impl Server {
             shutting_down: AtomicBool::new(false),
             mean_attach_us: AtomicU64::new(0),
             status: status::History::default(),
+            trim_wanted: AtomicBool::new(false),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
         let (listener, signals) = runtime.block_on(async {

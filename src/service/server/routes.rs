@@ -96,13 +96,16 @@ fn panic_answer(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
         .into_response_since(Instant::now())
 }
 
-/// While a request is handled its connection has no time limit and cannot be displaced (see
-/// [`connections`](super::connections)); the body has its own limit (`body_read_timeout`).
+/// While a request is handled its connection has no time limit, and once its body is in it
+/// cannot be displaced (see [`connections`](super::connections)); the body has its own limits
+/// (`body_read_timeout`, `body_min_rate`).
 async fn in_progress(req: Request, next: Next) -> Response {
+    use axum::body::HttpBody;
+    let reading_body = !req.body().is_end_stream();
     let guard = req
         .extensions()
         .get::<ConnectInfo<ConnInfo>>()
-        .map(|c| c.0.conn.begin_request());
+        .map(|c| c.0.conn.begin_request(reading_body));
     let resp = next.run(req).await;
     drop(guard);
     resp
@@ -176,7 +179,7 @@ pub(super) async fn iri(
     req: Request,
 ) -> Response {
     let started = Instant::now();
-    let (label, result) = match handle(&app, conn.peer.ip(), req, started).await {
+    let (label, result) = match handle(&app, &conn, req, started).await {
         (label, Ok(resp)) => (label, resp),
         (label, Err(e)) => {
             if let ApiError::Internal(message) = &e {
@@ -192,10 +195,12 @@ pub(super) async fn iri(
 /// The API, returning the metrics' command label with the answer.
 async fn handle(
     app: &Arc<App>,
-    peer: std::net::IpAddr,
+    conn: &ConnInfo,
     req: Request,
     started: Instant,
 ) -> (&'static str, Result<Response, ApiError>) {
+    let peer = conn.peer.ip();
+    let conn = &conn.conn;
     // Auth first, as IRI's security handler wraps its API.
     let user = match &app.config.auth {
         Some(creds) => {
@@ -223,45 +228,37 @@ async fn handle(
         // Too long to be worth reading: answer at once; the connection closes after it.
         return ("none", Err(ApiError::bad(REQUEST_TOO_LONG)));
     }
-    let body_limit = app.config.body_read_timeout;
-    let body = match tokio::time::timeout(body_limit, read_body(req.into_body(), limit)).await {
-        Ok(Ok(b)) => b,
-        Ok(Err(())) => return ("none", Err(ApiError::bad(REQUEST_TOO_LONG))),
-        Err(_) => {
+    let pace = BodyPace {
+        started: tokio::time::Instant::now(),
+        initial: app.config.header_read_timeout,
+        total: app.config.body_read_timeout,
+        min_rate: app.config.body_min_rate,
+    };
+    let body = read_body(req.into_body(), limit, pace).await;
+    conn.body_done();
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => return ("none", Err(e.answer(&pace))),
+    };
+    // Straight from the bytes into bounded, typed fields; the body is freed before the request
+    // waits for a slot.
+    let fields = match api::read_fields(&body, app.config.max_requests_list) {
+        Ok(f) => f,
+        Err(e) => return ("none", Err(e)),
+    };
+    if body.len() >= TRIM_AFTER_BYTES {
+        app.trim_wanted.store(true, Ordering::Relaxed);
+    }
+    drop(body);
+    let cmd = match fields.command() {
+        None => return ("none", Err(ApiError::bad(NO_COMMAND))),
+        Some(Err(name)) => {
             return (
-                "none",
-                Err(ApiError::BodyTimeout(format!(
-                    "Request timed out: the body did not arrive within {} ms (--body-read-timeout)",
-                    body_limit.as_millis()
-                ))),
+                "unknown",
+                Err(ApiError::bad(format!("Command [{name}] is unknown"))),
             )
         }
-    };
-    let json: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return (
-                "none",
-                Err(ApiError::bad(format!("Invalid JSON syntax: {e}"))),
-            )
-        }
-    };
-    let Value::Object(obj) = json else {
-        return (
-            "none",
-            Err(ApiError::bad(
-                "Invalid request payload: expected a JSON object with a command",
-            )),
-        );
-    };
-    let Some(name) = obj.get("command").and_then(Value::as_str) else {
-        return ("none", Err(ApiError::bad(NO_COMMAND)));
-    };
-    let Some(cmd) = Command::from_name(name) else {
-        return (
-            "unknown",
-            Err(ApiError::bad(format!("Command [{name}] is unknown"))),
-        );
+        Some(Ok(cmd)) => cmd,
     };
     // The client, for admission and interrupts: its address, and its user when auth is on (one
     // set of credentials is often shared by every caller).
@@ -270,7 +267,7 @@ async fn handle(
         None => format!("ip:{peer}"),
     };
     let r = match cmd {
-        Command::AttachToTangle => attach(app, client, &obj, started).await,
+        Command::AttachToTangle => attach(app, client, fields, started).await,
         Command::InterruptAttachingToTangle => {
             // The attaches this client started, not every client's.
             let n = app.inflight.stop(Some(&client), StopCause::Interrupted);
@@ -282,6 +279,10 @@ async fn handle(
     (cmd.name(), r)
 }
 
+/// A body at least this long, once freed, asks for free memory to be handed back to the
+/// system ([`App::trim_wanted`]).
+const TRIM_AFTER_BYTES: usize = 64 << 10;
+
 /// How many bytes past `--max-body-length` the server reads and throws away before it answers
 /// "Request too long". A client that writes its whole body before reading (most do) then reads
 /// the 400 instead of a reset connection; bodies longer still are refused unread.
@@ -289,42 +290,141 @@ const DRAIN_BYTES: usize = 8 << 20;
 /// How long reading past the limit may take.
 const DRAIN_TIME: Duration = Duration::from_secs(10);
 
-/// The body if it is at most `limit` bytes. Past the limit, reads on and discards up to
-/// [`DRAIN_BYTES`] more for at most [`DRAIN_TIME`], then `Err`: memory stays bounded by `limit`.
-async fn read_body(mut body: axum::body::Body, limit: usize) -> Result<Vec<u8>, ()> {
+/// How fast a body must arrive: like Apache's `mod_reqtimeout` with `MinRate`, it has
+/// `initial` to start, and one more second for every `min_rate` bytes received, never more than
+/// `total` in all (0 B/s: `total` alone).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BodyPace {
+    pub(super) started: tokio::time::Instant,
+    pub(super) initial: Duration,
+    pub(super) total: Duration,
+    pub(super) min_rate: u64,
+}
+
+impl BodyPace {
+    /// When the body must be in, with `received` bytes in so far; true when that is the
+    /// `total` limit rather than the rate's.
+    fn deadline(&self, received: usize) -> (tokio::time::Instant, bool) {
+        if self.min_rate == 0 {
+            return (self.started + self.total, true);
+        }
+        let earned = Duration::from_secs_f64(received as f64 / self.min_rate as f64);
+        let allowed = self.initial.saturating_add(earned);
+        if allowed >= self.total {
+            (self.started + self.total, true)
+        } else {
+            (self.started + allowed, false)
+        }
+    }
+}
+
+/// Why a body was not read whole.
+#[derive(Debug)]
+pub(super) enum BodyError {
+    /// Over `--max-body-length`.
+    TooLong,
+    /// It ended before it was complete (fewer bytes than its `Content-Length`, a malformed or
+    /// missing chunk), or the connection failed.
+    Incomplete(String),
+    /// Not in within `--body-read-timeout`.
+    TimedOut,
+    /// Slower than `--body-min-rate`.
+    TooSlow {
+        /// Bytes received.
+        received: usize,
+    },
+}
+
+impl BodyError {
+    fn answer(&self, pace: &BodyPace) -> ApiError {
+        match self {
+            BodyError::TooLong => ApiError::bad(REQUEST_TOO_LONG),
+            BodyError::Incomplete(why) => {
+                ApiError::bad(format!("Invalid request body: {why}"))
+            }
+            BodyError::TimedOut => ApiError::BodyTimeout(format!(
+                "Request timed out: the body did not arrive within {} ms (--body-read-timeout)",
+                pace.total.as_millis()
+            )),
+            BodyError::TooSlow { received } => ApiError::BodyTimeout(format!(
+                "Request timed out: the body arrived slower than {} bytes/s (--body-min-rate): {received} bytes in {} ms",
+                pace.min_rate,
+                pace.started.elapsed().as_millis()
+            )),
+        }
+    }
+}
+
+/// A body error (hyper's) with its causes, one line.
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+
+/// The body if it is whole and at most `limit` bytes, arriving at `pace`. Past the limit,
+/// reads on and discards up to [`DRAIN_BYTES`] more for at most [`DRAIN_TIME`], then fails:
+/// memory stays bounded by `limit`. A body that ends early (the client closed its side before
+/// its `Content-Length`, or a chunk is malformed or missing) is an error, never a shorter body.
+async fn read_body(
+    mut body: axum::body::Body,
+    limit: usize,
+    pace: BodyPace,
+) -> Result<Vec<u8>, BodyError> {
     use axum::body::{Bytes, HttpBody};
     use std::pin::Pin;
-    /// The next data chunk; `None` at the end of the body or when the client went away.
-    async fn next(body: &mut axum::body::Body) -> Option<Bytes> {
+    /// The next data chunk; `None` at the end of the body.
+    async fn next(body: &mut axum::body::Body) -> Result<Option<Bytes>, BodyError> {
         loop {
             let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await;
             match frame {
                 Some(Ok(f)) => match f.into_data() {
-                    Ok(data) => return Some(data),
+                    Ok(data) => return Ok(Some(data)),
                     Err(_) => continue, // trailers
                 },
-                _ => return None,
+                Some(Err(e)) => {
+                    let e: Box<dyn std::error::Error + Send + Sync> = e.into_inner();
+                    return Err(BodyError::Incomplete(describe(&*e)));
+                }
+                None => return Ok(None),
             }
         }
     }
     let mut buf = Vec::new();
-    while let Some(data) = next(&mut body).await {
+    loop {
+        let (deadline, total) = pace.deadline(buf.len());
+        let data = match tokio::time::timeout_at(deadline, next(&mut body)).await {
+            Ok(Ok(Some(d))) => d,
+            Ok(Ok(None)) => return Ok(buf),
+            Ok(Err(e)) => return Err(e),
+            Err(_) if total => return Err(BodyError::TimedOut),
+            Err(_) => {
+                return Err(BodyError::TooSlow {
+                    received: buf.len(),
+                })
+            }
+        };
         if buf.len() + data.len() > limit {
             let mut past = buf.len() + data.len() - limit;
+            drop(buf);
             let drain = async {
                 while past <= DRAIN_BYTES {
                     match next(&mut body).await {
-                        Some(d) => past += d.len(),
-                        None => return,
+                        Ok(Some(d)) => past += d.len(),
+                        _ => return,
                     }
                 }
             };
             let _ = tokio::time::timeout(DRAIN_TIME, drain).await;
-            return Err(());
+            return Err(BodyError::TooLong);
         }
         buf.extend_from_slice(&data);
     }
-    Ok(buf)
 }
 
 fn node_info(app: &App, started: Instant) -> Response {
@@ -359,11 +459,11 @@ fn timed_out(limit: Option<Duration>) -> ApiError {
 async fn attach(
     app: &Arc<App>,
     client: String,
-    obj: &Map<String, Value>,
+    fields: api::RequestFields,
     started: Instant,
 ) -> Result<Response, ApiError> {
     let req = api::parse_attach(
-        obj,
+        fields,
         ParseLimits {
             max_mwm: app.config.max_mwm,
             max_transactions: app.config.max_requests_list,
@@ -418,7 +518,15 @@ async fn attach(
             tokio::select! {
                 p = waiting.permit() => match p {
                     Some(p) => p,
-                    None => return Err(ApiError::Internal("the wait queue lost a request".into())),
+                    None => {
+                        let waiting = app.admission.depth().waiting;
+                        return Err(ApiError::Busy {
+                            message: format!(
+                                "Server busy: the wait queue is full and this client holds more of it than others; this request gave its place to another client's ({waiting} requests waiting); retry later"
+                            ),
+                            retry_after: app.retry_after(waiting),
+                        });
+                    }
                 },
                 _ = ticket.wake.notified() => return interrupted(ticket.cause()),
                 _ = sleep => return Err(timed_out(limit)),
@@ -444,7 +552,12 @@ async fn attach(
     let n = req.transactions.len();
     let job = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        engine.attach_to_tangle(&req.trunk, &req.branch, &req.transactions, &opts)
+        let txs = req
+            .transactions
+            .iter()
+            .map(api::TxTrytes::transaction)
+            .collect::<Result<Vec<_>, _>>()?;
+        engine.attach_to_tangle(&req.trunk, &req.branch, &txs, &opts)
     });
     let result = match job.await {
         Ok(r) => r,

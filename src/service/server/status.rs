@@ -135,6 +135,13 @@ pub(crate) async fn sampler(app: Weak<App>) {
         let Some(app) = app.upgrade() else { return };
         let (s, _) = read(&app);
         app.status.push(s);
+        if app
+            .trim_wanted
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            // Large bodies were read and freed since the last tick: hand the memory back.
+            let _ = tokio::task::spawn_blocking(super::trim::release_free_memory).await;
+        }
     }
 }
 

@@ -70,7 +70,8 @@ pub struct ServeArgs {
     #[arg(long, value_parser = count(0, MAX_QUEUE))]
     per_client_queue: Option<usize>,
     /// Connections open at once, all peers, 1 to the open-file limit less 128 [default: the
-    /// smaller of 1024 and that]. Past it a new connection displaces an idle one or is closed.
+    /// smaller of 1024 and that]. Past it a new connection displaces the least productive one (idle, or sending
+    /// headers or a body slowest) or is closed.
     #[arg(long, value_parser = count(1, MAX_CONNECTIONS))]
     max_connections: Option<usize>,
     /// Connections open at once from one IP address, 1 to --max-connections [default: 64, or
@@ -84,6 +85,11 @@ pub struct ServeArgs {
     /// the answer is 408.
     #[arg(long, default_value = "60", value_parser = conn_seconds)]
     body_read_timeout: Duration,
+    /// The slowest a body may arrive, bytes per second (0 to 1e9; 0: no rate): it has
+    /// --header-read-timeout to start and one more second per this many bytes, within
+    /// --body-read-timeout in all; slower is a 408.
+    #[arg(long, default_value_t = curlpow::server::DEFAULT_BODY_MIN_RATE, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+    body_min_rate: u64,
     /// Seconds a kept-alive connection may wait for its next request (0.1 to 86400).
     #[arg(long, default_value = "30", value_parser = conn_seconds)]
     idle_timeout: Duration,
@@ -332,6 +338,7 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
     (config.max_connections, config.max_connections_per_peer) = connection_caps(&a)?;
     config.header_read_timeout = a.header_read_timeout;
     config.body_read_timeout = a.body_read_timeout;
+    config.body_min_rate = a.body_min_rate;
     config.idle_timeout = a.idle_timeout;
     config.shutdown_grace = a.shutdown_grace;
     config.auth = credentials(&a)?;
