@@ -594,8 +594,9 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
 // holds L_0[t] = state[91 t mod 729]; a trit z written by a pass goes to t = -8 z mod 729 (the
 // L_0 index of the next pass). Reads that wrap (t < 0 for the first work-item, t >= 729 for
 // the last ones) are the only ones with an address of their own: the first work-item's two
-// from a base of its own, the last ones' from base - 729 past their wrap step. Two arrays, low
-// and high halves (32-bit accesses: with C odd, the 32 work-items of a warp read 32 different
+// from a base of its own, the last ones' from base - 729 past their wrap step. One array per
+// state, the high halves at a fixed offset (HI_OFF) after the low ones, so that one address
+// serves both (32-bit accesses: with C odd, the 32 work-items of a warp read 32 different
 // banks; the writes' stride of -8 C mod 729 spreads over the banks too). With C even the array
 // is padded by one word after every C (element u at u + u / C), which makes the read stride
 // C + 1.
@@ -626,15 +627,27 @@ uint coop_slot(uint z) {
     return m == 0 ? 0u : STATE_LEN - m;
 }
 
+// A state is one array of 2 WORDS words: the low halves, then the high halves at HI_OFF (a
+// fixed offset, so that one address serves both: `[R + imm]` addressing).
+#define HI_OFF WORDS
+
 // Write trit value (vl, vh) to read-order index t.
-__attribute__((always_inline)) void coop_put(__local uint *lo, __local uint *hi, uint t, uint vl,
-                                             uint vh) {
-    lo[PHYS(t + 2u)] = vl;
-    hi[PHYS(t + 2u)] = vh;
+__attribute__((always_inline)) void coop_put(__local uint *st, uint t, uint vl, uint vh) {
+    st[PHYS(t + 2u)] = vl;
+    st[PHYS(t + 2u) + HI_OFF] = vh;
 }
 
-// Trit z of the state, once a pass has written it (or the set-up).
-#define COOP_GET_LO(lo, z) ((lo)[PHYS(coop_slot(z) + 2u)])
+// Half `h` (0 low, 1 high) of trit z of the state, once a pass has written it (or the set-up).
+#define COOP_GET(st, z, h) ((st)[PHYS(coop_slot(z) + 2u) + (h) * HI_OFF])
+
+// Every work-item of the state has outputs (P = 32: 31 C < 729): no test for one past it.
+#define ALL_IN ((COOP_P - 1) * CHUNK < STATE_LEN)
+// The fewest outputs below 729 of a work-item that has some: outputs below it need no test.
+#define VALID_MIN (STATE_LEN - ((STATE_LEN - 1) / CHUNK) * CHUNK)
+// Only the last work-item with outputs reads past t = 728 (from step WRAP_K on, by 729
+// elements back), and the first work-item's two wrapped reads are consecutive: then both read
+// through a base pointer of their own (unpadded layout).
+#define WRAP_ONE (!COOP_PAD && ((STATE_LEN - 1) % CHUNK) > 3)
 
 // One pass. `me` holds this work-item's addressing, read from __local memory each pass (a
 // compiler that sees it constant keeps every read and write address in registers, which costs
@@ -642,11 +655,23 @@ __attribute__((always_inline)) void coop_put(__local uint *lo, __local uint *hi,
 // whose read wraps past t = 728 (to u = a + k - 729), w = -8 a mod 729: where its first output
 // goes. `first`: the first work-item, whose steps 0 and 1 wrap to t = 727, 728; `valid`: the
 // outputs of its chunk below 729.
-__attribute__((always_inline)) void coop_pass3(__local uint *lo, __local uint *hi,
-                                               __local const uint4 *me, bool first,
-                                               uint valid) {
+//
+// Reads go through one pointer (`rb`, this work-item's first element) with constant offsets,
+// the high half at a constant offset from the low one: one shared-memory instruction each, no
+// address arithmetic, except a select at the steps whose read may wrap. Writes: output j goes
+// to t_j = t_0 - 8 j mod 729, which wraps at most once over a chunk (8 C < 729): from pointer
+// `wb` (element t_0 + 2) at constant offsets, plus 729 from the step `jw` on (unpadded layout).
+__attribute__((always_inline)) void coop_pass3(__local uint *st, __local const uint4 *me,
+                                               bool first, uint valid) {
     const uint4 m = *me;
-    const uint a = m.x, base = m.y, wrap = m.z;
+    const uint a = m.x, wrap = m.z;
+    __local const uint *rb = st + m.y;
+#if WRAP_ONE
+    // Steps 0, 1 of the first work-item and the wrapped steps of the last one read through a
+    // base pointer of their own, chosen once per pass.
+    __local const uint *rb0 = first ? st + PHYS(STATE_LEN) : rb;
+    __local const uint *rb2 = wrap == WRAP_K ? rb - STATE_LEN : rb;
+#endif
     uint ol[CHUNK], oh[CHUNK];
     uint p0l = 0, p0h = 0, p1l = 0, p1h = 0, p2l = 0, p2h = 0, p3l = 0, p3h = 0;
     uint q0l = 0, q0h = 0, q1l = 0, q1h = 0;
@@ -655,14 +680,26 @@ __attribute__((always_inline)) void coop_pass3(__local uint *lo, __local uint *h
     for (int k = 0; k < CHUNK + 7; k++) {
         // Element p C + k, padded: p (C + 1) + k + k / C.
         const uint off = (uint)k + (COOP_PAD ? (uint)k / CHUNK : 0u);
-        uint w = base + off;
+        __local const uint *r = rb + off;
+#if WRAP_ONE
         if (k < 2) {
-            w = first ? PHYS(STATE_LEN + (uint)k) : w;
+            r = rb0 + off;
         } else if (k >= WRAP_K) {
-            w = (uint)k >= wrap ? PHYS(a + (uint)k - STATE_LEN) : w;
+            r = rb2 + off;
         }
-        const uint p4l = lo[w];
-        const uint p4h = hi[w];
+#else
+        if (k < 2) {
+            r = first ? st + PHYS(STATE_LEN + (uint)k) : r;
+        } else if (k >= WRAP_K) {
+#if COOP_PAD
+            r = (uint)k >= wrap ? st + PHYS(a + (uint)k - STATE_LEN) : r;
+#else
+            r = (uint)k >= wrap ? r - STATE_LEN : r;
+#endif
+        }
+#endif
+        const uint p4l = r[0];
+        const uint p4h = r[HI_OFF];
         uint n1l = 0, n1h = 0, n2l = 0, n2h = 0;
         if (k >= 4) {
             SBOX_BS(n1l, n1h, p0l, p0h, p4l, p4h); /* L1[t-4] = S(L0[t-4], L0[t]) */
@@ -681,19 +718,35 @@ __attribute__((always_inline)) void coop_pass3(__local uint *lo, __local uint *h
         r0l = n2l; r0h = n2h;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint t = m.w;
+    if (ALL_IN || valid != 0) {
+#if COOP_PAD
+        uint t = m.w;
 #pragma unroll
-    for (int j = 0; j < CHUNK; j++) {
-        if ((uint)j < valid) {
-            coop_put(lo, hi, t, ol[j], oh[j]);
+        for (int j = 0; j < CHUNK; j++) {
+            if ((uint)j < VALID_MIN || (uint)j < valid) {
+                coop_put(st, t, ol[j], oh[j]);
+            }
+            t = min(t - 8u, t + (STATE_LEN - 8u)); // t - 8 mod 729
         }
-        t = min(t - 8u, t + (STATE_LEN - 8u)); // t - 8 mod 729
+#else
+        __local uint *wb = st + 2u + m.w;
+        __local uint *wb2 = wb + STATE_LEN;
+        const uint jw = m.w / 8u + 1u; // the first j with t_0 - 8 j < 0
+#pragma unroll
+        for (int j = 0; j < CHUNK; j++) {
+            if ((uint)j < VALID_MIN || (uint)j < valid) {
+                __local uint *w = (uint)j >= jw ? wb2 : wb;
+                w[-8 * j] = ol[j];
+                w[HI_OFF - 8 * j] = oh[j];
+            }
+        }
+#endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
 // `me`: __local memory of this work-item's own.
-void coop_transform(__local uint *lo, __local uint *hi, __local uint4 *me, uint p) {
+void coop_transform(__local uint *st, __local uint4 *me, uint p) {
     const uint a = p * CHUNK;
     // Work-items past the state (a >= 729) read the second chunk (elements every pass writes:
     // not the unused elements 0 and 1, nor a padding word) and write nothing.
@@ -703,7 +756,7 @@ void coop_transform(__local uint *lo, __local uint *hi, __local uint4 *me, uint 
                   in ? coop_slot(a) : 0u);
     const uint valid = in ? min((uint)CHUNK, STATE_LEN - a) : 0u;
     for (uint pass = 0; pass < ROUNDS / 3; pass++) {
-        coop_pass3(lo, hi, me, p == 0, valid);
+        coop_pass3(st, me, p == 0, valid);
     }
 }
 
@@ -712,7 +765,7 @@ void coop_transform(__local uint *lo, __local uint *hi, __local uint4 *me, uint 
 #define MID_HI(mid, z) SPLAT((mid)[z] != -1)
 
 // With several states per group, the mid-state is laid out once per launch in __local memory
-// (`ilo`/`ihi`, shared by the group's states) and copied word for word before each transform;
+// (`init`, shared by the group's states) and copied word for word before each transform;
 // with one state per group (less __local memory, more groups resident), each work-item re-reads
 // its chunk of the mid-state from global memory.
 #define INIT_LOCAL (COOP_S > 1)
@@ -720,20 +773,17 @@ void coop_transform(__local uint *lo, __local uint *hi, __local uint4 *me, uint 
 // Set state `lo`/`hi` up for a transform, before the nonce's trits are written: work-item p
 // copies words p, p + P, ... of the laid-out mid-state, or writes the mid-state's trits of its
 // chunk.
-__attribute__((always_inline)) void coop_load_mid(__local uint *lo, __local uint *hi,
-                                                  __local const uint *ilo,
-                                                  __local const uint *ihi,
+__attribute__((always_inline)) void coop_load_mid(__local uint *st, __local const uint *init,
                                                   __global const char *mid, uint p) {
 #if INIT_LOCAL
-    for (uint w = p; w < WORDS; w += COOP_P) {
-        lo[w] = ilo[w];
-        hi[w] = ihi[w];
+    for (uint w = p; w < 2 * WORDS; w += COOP_P) {
+        st[w] = init[w];
     }
 #else
     for (uint j = 0; j < CHUNK; j++) {
         const uint z = p * CHUNK + j;
         if (z < STATE_LEN) {
-            coop_put(lo, hi, coop_slot(z), MID_LO(mid, z), MID_HI(mid, z));
+            coop_put(st, coop_slot(z), MID_LO(mid, z), MID_HI(mid, z));
         }
     }
 #endif
@@ -746,7 +796,7 @@ __attribute__((always_inline)) void coop_load_mid(__local uint *lo, __local uint
 // p + P, ...), transform, and test the last `zeros` trits of the hash spread over the work-items
 // (each ANDs its trits into the state's word `zm` with a __local atomic).
 __attribute__((always_inline)) void coop_search(
-    const uint pow, __local uint *lo, __local uint *hi, __local uint *ilo, __local uint *ihi,
+    const uint pow, __local uint *st, __local uint *init,
     __local uint *lanes, __local uint4 *me, __local volatile uint *stop,
     __local volatile uint *zm, __global const char *mid, ulong base, uint iters, ulong limit,
     uint zeros, __global volatile uint *res, __global volatile uint *flag) {
@@ -774,13 +824,12 @@ __attribute__((always_inline)) void coop_search(
         lanes[MAX_LANE_TRITS + j] = wh;
     }
 #if INIT_LOCAL
-    for (uint w = lid; w < WORDS; w += LOCAL_SIZE) {
-        ilo[w] = 0u;
-        ihi[w] = 0u;
+    for (uint w = lid; w < 2 * WORDS; w += LOCAL_SIZE) {
+        init[w] = 0u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint z = lid; z < STATE_LEN; z += LOCAL_SIZE) {
-        coop_put(ilo, ihi, coop_slot(z), MID_LO(mid, z), MID_HI(mid, z));
+        coop_put(init, coop_slot(z), MID_LO(mid, z), MID_HI(mid, z));
     }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -804,7 +853,7 @@ __attribute__((always_inline)) void coop_search(
         if (p == 0) {
             *zm = ONES;
         }
-        coop_load_mid(lo, hi, ilo, ihi, mid, p);
+        coop_load_mid(st, init, mid, p);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (*stop != 0) {
             untried = active ? end - idx : 0;
@@ -821,13 +870,13 @@ __attribute__((always_inline)) void coop_search(
                 vl = SPLAT(t != 1);
                 vh = SPLAT(t != -1);
             }
-            coop_put(lo, hi, coop_slot(nonce_t0 + j), vl, vh);
+            coop_put(st, coop_slot(nonce_t0 + j), vl, vh);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        coop_transform(lo, hi, me, p); // ends with a barrier
+        coop_transform(st, me, p); // ends with a barrier
         uint m = ONES;
         for (uint j = HASH_LEN - zeros + p; j < HASH_LEN; j += COOP_P) {
-            m &= ~(COOP_GET_LO(lo, j) ^ COOP_GET_LO(hi, j));
+            m &= ~(COOP_GET(st, j, 0) ^ COOP_GET(st, j, 1));
         }
         if (m != ONES) {
             atomic_and(zm, m);
@@ -858,10 +907,8 @@ __attribute__((always_inline)) void coop_search(
 
 // The __local memory of a search group.
 #define COOP_SEARCH_DECL                                                                        \
-    __local uint slo[COOP_S][WORDS];                                                           \
-    __local uint shi[COOP_S][WORDS];                                                           \
-    __local uint ilo[INIT_WORDS];                                                              \
-    __local uint ihi[INIT_WORDS];                                                              \
+    __local uint sst[COOP_S][2 * WORDS];                                                       \
+    __local uint init[2 * INIT_WORDS];                                                         \
     __local uint lanes[2 * MAX_LANE_TRITS];                                                    \
     __local uint4 mes[LOCAL_SIZE];                                                             \
     __local uint stop;                                                                         \
@@ -873,8 +920,8 @@ __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
 void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, uint mwm,
                  __global volatile uint *res, __global volatile uint *flag) {
     COOP_SEARCH_DECL
-    coop_search(POW_TX, slo[s_], shi[s_], ilo, ihi, lanes, &mes[get_local_id(0)], &stop, &zm[s_],
-                mid, base, iters, limit, mwm, res, flag);
+    coop_search(POW_TX, sst[s_], init, lanes, &mes[get_local_id(0)], &stop, &zm[s_], mid, base,
+                iters, limit, mwm, res, flag);
 }
 
 // The block search (`zeros` trailing zero trits; the block layout).
@@ -882,8 +929,8 @@ __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
 void block_search(__global const char *mid, ulong base, uint iters, ulong limit, uint zeros,
                   __global volatile uint *res, __global volatile uint *flag) {
     COOP_SEARCH_DECL
-    coop_search(POW_BLOCK, slo[s_], shi[s_], ilo, ihi, lanes, &mes[get_local_id(0)], &stop,
-                &zm[s_], mid, base, iters, limit, zeros, res, flag);
+    coop_search(POW_BLOCK, sst[s_], init, lanes, &mes[get_local_id(0)], &stop, &zm[s_], mid, base,
+                iters, limit, zeros, res, flag);
 }
 
 // The transform test entry point: state g of the launch (group * COOP_S + lid / COOP_P) holds
@@ -891,15 +938,13 @@ void block_search(__global const char *mid, ulong base, uint iters, ulong limit,
 // lane; the group transforms them cooperatively and writes them to `output`.
 __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
 void curl_transform(__global const char *input, __global char *output, uint n_states) {
-    __local uint slo[COOP_S][WORDS];
-    __local uint shi[COOP_S][WORDS];
+    __local uint sst[COOP_S][2 * WORDS];
     __local uint4 mes[LOCAL_SIZE];
     const uint lid = get_local_id(0);
     const uint s = lid / COOP_P;
     const uint p = lid % COOP_P;
     const ulong first = ((ulong)get_group_id(0) * COOP_S + s) * LANES;
-    __local uint *lo = slo[s];
-    __local uint *hi = shi[s];
+    __local uint *st = sst[s];
     for (uint j = 0; j < CHUNK; j++) {
         const uint z = p * CHUNK + j;
         if (z < STATE_LEN) {
@@ -910,16 +955,16 @@ void curl_transform(__global const char *input, __global char *output, uint n_st
                 set_bit(&wl, l, t != 1);
                 set_bit(&wh, l, t != -1);
             }
-            coop_put(lo, hi, coop_slot(z), wl, wh);
+            coop_put(st, coop_slot(z), wl, wh);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    coop_transform(lo, hi, &mes[lid], p);
+    coop_transform(st, &mes[lid], p);
     for (uint j = 0; j < CHUNK; j++) {
         const uint z = p * CHUNK + j;
         if (z < STATE_LEN) {
-            const uint wl = COOP_GET_LO(lo, z);
-            const uint wh = COOP_GET_LO(hi, z);
+            const uint wl = COOP_GET(st, z, 0);
+            const uint wh = COOP_GET(st, z, 1);
             for (uint l = 0; l < LANES; l++) {
                 const ulong k = first + l;
                 if (k < n_states) {
