@@ -600,8 +600,9 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
 // banks; the writes' stride of -8 C mod 729 spreads over the banks too). With C even the array
 // is padded by one word after every C (element u at u + u / C), which makes the read stride
 // C + 1.
-// The S-box is written with bitselect, which AMD's compilers turn into v_bfi_b32 (4 VALU
-// operations instead of 5) and NVIDIA's into LOP3 like any logic.
+// The S-box's low half is written as (a.hi ^ a.lo) ^ (a.lo & b.lo) (= a.hi ^ (a.lo & ~b.lo)):
+// AMD's compiler then needs no v_not (v_and + v_xor, or v_bfi_b32), 4 VALU operations per
+// S-box instead of 5; NVIDIA's makes LOP3 of any form.
 #if LANE_BITS != 32 || VEC != 1
 #error "the cooperative kernel uses 32-bit words"
 #endif
@@ -617,7 +618,7 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
 
 #define SBOX_BS(olo, ohi, alo, ahi, blo, bhi)                                                   \
     do {                                                                                       \
-        olo = (ahi) ^ bitselect((alo), 0u, (blo));                                             \
+        olo = ((ahi) ^ (alo)) ^ ((alo) & (blo));                                               \
         ohi = (alo) ^ ((bhi) & olo);                                                           \
     } while (0)
 
