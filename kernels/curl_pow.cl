@@ -650,7 +650,8 @@ __attribute__((always_inline)) void coop_put(__local uint *st, uint t, uint vl, 
 // through a base pointer of their own (unpadded layout).
 #define WRAP_ONE (!COOP_PAD && ((STATE_LEN - 1) % CHUNK) > 3)
 
-// One pass. `me` holds this work-item's addressing, read from __local memory each pass (a
+// One pass. `me` holds this work-item's addressing (16-bit fields: 8 bytes of __local memory a
+// work-item), read from __local memory each pass (a
 // compiler that sees it constant keeps every read and write address in registers, which costs
 // occupancy): x = p C (a), y = PHYS(a): its first read (u = a + k at step k), z = the first step
 // whose read wraps past t = 728 (to u = a + k - 729), w = -8 a mod 729: where its first output
@@ -662,9 +663,9 @@ __attribute__((always_inline)) void coop_put(__local uint *st, uint t, uint vl, 
 // address arithmetic, except a select at the steps whose read may wrap. Writes: output j goes
 // to t_j = t_0 - 8 j mod 729, which wraps at most once over a chunk (8 C < 729): from pointer
 // `wb` (element t_0 + 2) at constant offsets, plus 729 from the step `jw` on (unpadded layout).
-__attribute__((always_inline)) void coop_pass3(__local uint *st, __local const uint4 *me,
+__attribute__((always_inline)) void coop_pass3(__local uint *st, __local const ushort4 *me,
                                                bool first, uint valid) {
-    const uint4 m = *me;
+    const uint4 m = convert_uint4(*me);
     const uint a = m.x, wrap = m.z;
     __local const uint *rb = st + m.y;
 #if WRAP_ONE
@@ -747,14 +748,15 @@ __attribute__((always_inline)) void coop_pass3(__local uint *st, __local const u
 }
 
 // `me`: __local memory of this work-item's own.
-void coop_transform(__local uint *st, __local uint4 *me, uint p) {
+void coop_transform(__local uint *st, __local ushort4 *me, uint p) {
     const uint a = p * CHUNK;
     // Work-items past the state (a >= 729) read the second chunk (elements every pass writes:
     // not the unused elements 0 and 1, nor a padding word) and write nothing.
     const bool in = a < STATE_LEN;
     // Step k reads t = a - 2 + k: past 728 from k = 731 - a on.
-    *me = (uint4)(a, in ? PHYS(a) : PHYS((uint)CHUNK), in ? STATE_LEN + 2 - a : (uint)CHUNK + 7u,
-                  in ? coop_slot(a) : 0u);
+    *me = convert_ushort4((uint4)(a, in ? PHYS(a) : PHYS((uint)CHUNK),
+                                  in ? STATE_LEN + 2 - a : (uint)CHUNK + 7u,
+                                  in ? coop_slot(a) : 0u));
     const uint valid = in ? min((uint)CHUNK, STATE_LEN - a) : 0u;
     for (uint pass = 0; pass < ROUNDS / 3; pass++) {
         coop_pass3(st, me, p == 0, valid);
@@ -798,7 +800,7 @@ __attribute__((always_inline)) void coop_load_mid(__local uint *st, __local cons
 // (each ANDs its trits into the state's word `zm` with a __local atomic).
 __attribute__((always_inline)) void coop_search(
     const uint pow, __local uint *st, __local uint *init,
-    __local uint *lanes, __local uint4 *me, __local volatile uint *stop,
+    __local uint *lanes, __local ushort4 *me, __local volatile uint *stop,
     __local volatile uint *zm, __global const char *mid, ulong base, uint iters, ulong limit,
     uint zeros, __global volatile uint *res, __global volatile uint *flag) {
     const uint lid = get_local_id(0);
@@ -911,7 +913,7 @@ __attribute__((always_inline)) void coop_search(
     __local uint sst[COOP_S][2 * WORDS];                                                       \
     __local uint init[2 * INIT_WORDS];                                                         \
     __local uint lanes[2 * MAX_LANE_TRITS];                                                    \
-    __local uint4 mes[LOCAL_SIZE];                                                             \
+    __local ushort4 mes[LOCAL_SIZE];                                                           \
     __local uint stop;                                                                         \
     __local uint zm[COOP_S];                                                                   \
     const uint s_ = get_local_id(0) / COOP_P;
@@ -940,7 +942,7 @@ void block_search(__global const char *mid, ulong base, uint iters, ulong limit,
 __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
 void curl_transform(__global const char *input, __global char *output, uint n_states) {
     __local uint sst[COOP_S][2 * WORDS];
-    __local uint4 mes[LOCAL_SIZE];
+    __local ushort4 mes[LOCAL_SIZE];
     const uint lid = get_local_id(0);
     const uint s = lid / COOP_P;
     const uint p = lid % COOP_P;

@@ -208,10 +208,12 @@ impl Session {
         // The largest group both entry points can be launched with.
         let max_group = [&search, &block]
             .iter()
-            .filter_map(|k| match k.wg_info(device, KernelWorkGroupInfo::WorkGroupSize) {
-                Ok(Kwg::WorkGroupSize(n)) => Some(n),
-                _ => None,
-            })
+            .filter_map(
+                |k| match k.wg_info(device, KernelWorkGroupInfo::WorkGroupSize) {
+                    Ok(Kwg::WorkGroupSize(n)) => Some(n),
+                    _ => None,
+                },
+            )
             .min();
         if let Some(n) = max_group {
             compiler.insert("max_work_group_size".into(), n.into());
