@@ -410,6 +410,18 @@ int lane_trit(uint pow, uint l, uint j) {
     return small_trit((int)l - 364, j);
 }
 
+// All LANE_TN trits of lane l's number into t[] (one division chain per 6 trits).
+void lane_trits_of(uint pow, uint l, int *t) {
+    for (uint b = 0; b < LANE_TN(pow) / 6u; b++) {
+        // Transaction: l - 364 + 364 = l; block: byte b read as a signed 8-bit number.
+        uint x = pow == POW_BLOCK ? (uint)((int)(char)(uchar)((l >> (8u * b)) & 0xffu) + 364) : l;
+        for (uint k = 0; k < 6u; k++) {
+            t[6u * b + k] = (int)(x % 3u) - 1;
+            x /= 3u;
+        }
+    }
+}
+
 #define P3_14 4782969u /* 3^14 */
 #define H3_14 2391484u /* (3^14 - 1) / 2 */
 
@@ -458,15 +470,18 @@ __attribute__((always_inline)) void search(const uint pow, STATE_SPACE W *st,
     const ulong end = min(first + (ulong)iters, limit);
     W lane_lo[MAX_LANE_TRITS], lane_hi[MAX_LANE_TRITS];
 #pragma unroll
-    for (uint j = 0; j < LANE_TN(pow); j++) {
-        W lo = ZEROS, hi = ZEROS;
-        for (uint l = 0; l < LANES; l++) {
-            const int t = lane_trit(pow, l, j);
-            set_bit(&lo, l, t != 1);
-            set_bit(&hi, l, t != -1);
+    for (uint j = 0; j < MAX_LANE_TRITS; j++) {
+        lane_lo[j] = ZEROS;
+        lane_hi[j] = ZEROS;
+    }
+    for (uint l = 0; l < LANES; l++) {
+        int t[MAX_LANE_TRITS];
+        lane_trits_of(pow, l, t);
+#pragma unroll
+        for (uint j = 0; j < LANE_TN(pow); j++) {
+            set_bit(&lane_lo[j], l, t[j] != 1);
+            set_bit(&lane_hi[j], l, t[j] != -1);
         }
-        lane_lo[j] = lo;
-        lane_hi[j] = hi;
     }
 
     for (ulong idx = first; idx < end; idx++) {
