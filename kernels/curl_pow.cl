@@ -1,6 +1,9 @@
-// Curl-P-81 proof-of-work, bit-sliced, one whole state per work-item.
+// Curl-P-81 proof-of-work, bit-sliced: the transaction search (`curl_search`) and the block
+// search (`block_search`) on one transform, one set-up and one result protocol; they differ only
+// in the nonce's layout ("The two nonce layouts" below). `curl_transform` is the transform's
+// test entry point.
 //
-// Built by src/opencl/mod.rs with these macros (-D):
+// Built by src/backend/opencl/session.rs with these macros (-D):
 //   LANE_BITS   32 or 64: the scalar word (uint or ulong)
 //   VEC         1, 2, 4, 8 or 16: words per trit half (OpenCL vector type when > 1)
 //                 lanes per work-item = LANE_BITS * VEC (at most 729)
@@ -24,10 +27,9 @@
 // each round; the walk of a round steps by d = 364 c. Half the memory of a double buffer, one
 // load and one store per trit-round.
 //
-// Nonce layout (src/search.rs): lane l of a work-item = lane l of the layout, block trits
-// 162..168 hold balanced ternary of l - 364, trits 168..210 the 64-bit counter, 210..243 zero.
+// Nonce layouts: see "The two nonce layouts" below; lane l of a state is lane l of the layout.
 //
-// Results (src/gpu/driver.rs): `flag` (one word for the whole search) is claimed once with an
+// Results (src/backend/gpu/driver.rs): `flag` (one word for the whole search) is claimed once with an
 // atomic by the first hit; its claimer writes res[0..4] = 1, lane, counter low, counter high of
 // its launch's result slot. Every state checks the flag before each transform and stops when it
 // is set, adding the counters it did not try to res[4] (`skipped`), so the host counts exactly
@@ -373,62 +375,117 @@ int lowest_lane(const W *w) {
     return -1;
 }
 
-// Lane-number trits 162..168: lane l holds balanced ternary of l - 364.
-void lane_trits(W *lane_lo, W *lane_hi) {
-    for (uint j = 0; j < 6; j++) {
-        lane_lo[j] = ZEROS;
-        lane_hi[j] = ZEROS;
+// ---- The two nonce layouts -------------------------------------------------------------------
+// Both searches run the same transform, set-up, zero test and result protocol; they differ only
+// in where the nonce's trits go and what they say (`pow`, a constant in each entry point):
+//   POW_TX    (curl_search): lane l at trits 162..168 (balanced ternary of l - 364), the 64-bit
+//             counter at 168..210 (42 balanced trits); src/search/nonce.rs.
+//   POW_BLOCK (block_search): the nonce counter << 16 | lane in b1t6 (each little-endian byte a
+//             signed 8-bit number in six balanced trits, least significant first): the lane's
+//             two bytes at 192..204, the counter's six at 204..240; src/search/block/job.rs.
+// The nonce's trits are contiguous: lane trits, then counter trits.
+#define POW_TX 0u
+#define POW_BLOCK 1u
+#define LANE_T0(pow) ((pow) == POW_BLOCK ? 192u : 162u)
+#define LANE_TN(pow) ((pow) == POW_BLOCK ? 12u : 6u)
+#define CTR_TN(pow) ((pow) == POW_BLOCK ? 36u : 42u)
+#define NONCE_TN(pow) (LANE_TN(pow) + CTR_TN(pow))
+#define MAX_LANE_TRITS 12
+
+// Balanced trit j (< 6) of v, |v| <= 364: standard trit j of v + 364, minus one.
+int small_trit(int v, uint j) {
+    uint x = (uint)(v + 364);
+    for (uint k = 0; k < j; k++) {
+        x /= 3u;
     }
-    for (uint l = 0; l < LANES; l++) {
-        int v = (int)l - 364;
-        for (uint j = 0; j < 6; j++) {
-            int r = v % 3; // -2..2
-            int t = (r == 2) ? -1 : ((r == -2) ? 1 : r);
-            v = (v - t) / 3;
-            set_bit(&lane_lo[j], l, t != 1);
-            set_bit(&lane_hi[j], l, t != -1);
+    return (int)(x % 3u) - 1;
+}
+
+// Trit j (< LANE_TN) of lane l's number.
+int lane_trit(uint pow, uint l, uint j) {
+    if (pow == POW_BLOCK) {
+        const uint byte = (j < 6u ? l : l >> 8) & 0xffu;
+        return small_trit((int)(char)(uchar)byte, j % 6u);
+    }
+    return small_trit((int)l - 364, j);
+}
+
+// All LANE_TN trits of lane l's number into t[] (one division chain per 6 trits).
+void lane_trits_of(uint pow, uint l, int *t) {
+    for (uint b = 0; b < LANE_TN(pow) / 6u; b++) {
+        // Transaction: l - 364 + 364 = l; block: byte b read as a signed 8-bit number.
+        uint x = pow == POW_BLOCK ? (uint)((int)(char)(uchar)((l >> (8u * b)) & 0xffu) + 364) : l;
+        for (uint k = 0; k < 6u; k++) {
+            t[6u * b + k] = (int)(x % 3u) - 1;
+            x /= 3u;
         }
     }
 }
 
-// Balanced-ternary trit j (0..42) of the 64-bit counter, as (lo, hi) splats, for j = 0, 1, ...
-// in turn: `n` is the running quotient.
-#define NEXT_COUNTER_TRIT(n, t_lo, t_hi)                                                       \
-    do {                                                                                       \
-        const uint r_ = (uint)((n) % 3);                                                       \
-        (n) /= 3;                                                                              \
-        int t_ = (int)r_;                                                                      \
-        if (r_ == 2) {                                                                         \
-            t_ = -1;                                                                           \
-            (n) += 1;                                                                          \
-        }                                                                                      \
-        t_lo = SPLAT(t_ != 1);                                                                 \
-        t_hi = SPLAT(t_ != -1);                                                                \
-    } while (0)
+#define P3_14 4782969u /* 3^14 */
+#define H3_14 2391484u /* (3^14 - 1) / 2 */
+
+// Trit j (< CTR_TN) of counter n, computed on its own (so that work-items can compute the
+// trits of one counter in parallel). A transaction counter is split n = a 3^28 + b 3^14 + c
+// (two divisions by a constant); each piece plus (3^14 - 1) / 2, carried upwards, holds 14
+// balanced trits as standard trits plus one.
+int counter_trit(uint pow, ulong n, uint j) {
+    if (pow == POW_BLOCK) {
+        const uint byte = (uint)(n >> (8u * (j / 6u))) & 0xffu;
+        return small_trit((int)(char)(uchar)byte, j % 6u);
+    }
+    const ulong q = n / P3_14;
+    const uint c = (uint)(n - q * P3_14);
+    const uint a = (uint)(q / P3_14); // < 2^64 / 3^28 < 3^14 / 2
+    const uint b = (uint)(q - (ulong)a * P3_14);
+    uint x0 = c + H3_14;
+    const uint c0 = x0 >= P3_14 ? 1u : 0u;
+    x0 -= c0 * P3_14;
+    uint x1 = b + c0 + H3_14;
+    const uint c1 = x1 >= P3_14 ? 1u : 0u;
+    x1 -= c1 * P3_14;
+    uint x = j < 14u ? x0 : (j < 28u ? x1 : a + c1 + H3_14);
+    for (uint k = j % 14u; k > 0; k--) {
+        x /= 3u;
+    }
+    return (int)(x % 3u) - 1;
+}
+
+// The stop flag, read atomically (an atomic no-op: OpenCL 1.2 has no atomic load).
+#define STOP_SET(flag) (atomic_or(&(flag)[0], 0u) != 0u)
 
 #if !COOP
 
-// The search: work-item `gid` tries counters base + gid * iters + i for i < iters (and only
-// those with gid * iters + i < limit), each over LANES lanes; see "Results" above.
-__kernel void curl_search(__global const char *mid, ulong base, uint iters, ulong limit,
-                          uint mwm, __global volatile uint *res, __global volatile uint *flag) {
+// The search of either PoW (`pow`): work-item `gid` tries counters base + gid * iters + i for
+// i < iters (and only those with gid * iters + i < limit), each over LANES lanes; see "Results"
+// above. `st`: the work-item's state.
+__attribute__((always_inline)) void search(const uint pow, STATE_SPACE W *st,
+                                           __global const char *mid, ulong base, uint iters,
+                                           ulong limit, uint zeros, __global volatile uint *res,
+                                           __global volatile uint *flag) {
     const ulong first = get_global_id(0) * (ulong)iters;
     if (first >= limit) {
         return;
     }
     const ulong end = min(first + (ulong)iters, limit);
-#if STATE_LOCAL
-    __local W lst[2 * SLOTS * LOCAL_SIZE];
-    __local W *st = lst + get_local_id(0);
-#else
-    W pst[2 * SLOTS];
-    W *st = pst;
-#endif
-    W lane_lo[6], lane_hi[6];
-    lane_trits(lane_lo, lane_hi);
+    W lane_lo[MAX_LANE_TRITS], lane_hi[MAX_LANE_TRITS];
+#pragma unroll
+    for (uint j = 0; j < MAX_LANE_TRITS; j++) {
+        lane_lo[j] = ZEROS;
+        lane_hi[j] = ZEROS;
+    }
+    for (uint l = 0; l < LANES; l++) {
+        int t[MAX_LANE_TRITS];
+        lane_trits_of(pow, l, t);
+#pragma unroll
+        for (uint j = 0; j < LANE_TN(pow); j++) {
+            set_bit(&lane_lo[j], l, t[j] != 1);
+            set_bit(&lane_hi[j], l, t[j] != -1);
+        }
+    }
 
     for (ulong idx = first; idx < end; idx++) {
-        if (flag[0] != 0) {
+        if (STOP_SET(flag)) {
             atomic_add(&res[4], (uint)(end - idx));
             return;
         }
@@ -439,23 +496,22 @@ __kernel void curl_search(__global const char *mid, ulong base, uint iters, ulon
             LO(st, i) = SPLAT(t != 1);
             HI(st, i) = SPLAT(t != -1);
         }
-        for (uint j = 0; j < 6; j++) {
-            LO(st, LANE_TRIT0 + j) = lane_lo[j];
-            HI(st, LANE_TRIT0 + j) = lane_hi[j];
+#pragma unroll
+        for (uint j = 0; j < LANE_TN(pow); j++) {
+            LO(st, LANE_T0(pow) + j) = lane_lo[j];
+            HI(st, LANE_T0(pow) + j) = lane_hi[j];
         }
-        ulong n = counter;
-        for (uint j = 0; j < COUNTER_TRITS; j++) {
-            W tl, th;
-            NEXT_COUNTER_TRIT(n, tl, th);
-            LO(st, COUNTER_TRIT0 + j) = tl;
-            HI(st, COUNTER_TRIT0 + j) = th;
+        for (uint j = 0; j < CTR_TN(pow); j++) {
+            const int t = counter_trit(pow, counter, j);
+            LO(st, LANE_T0(pow) + LANE_TN(pow) + j) = SPLAT(t != 1);
+            HI(st, LANE_T0(pow) + LANE_TN(pow) + j) = SPLAT(t != -1);
         }
 
         const uint c = transform(st);
 
         W m = ONES;
-        uint s = (c * (HASH_LEN - mwm)) % STATE_LEN;
-        for (uint j = HASH_LEN - mwm; j < HASH_LEN; j++) {
+        uint s = (c * (HASH_LEN - zeros)) % STATE_LEN;
+        for (uint j = HASH_LEN - zeros; j < HASH_LEN; j++) {
             m &= ~(LO(st, s) ^ HI(st, s));
             s += c;
             s = (s >= STATE_LEN) ? s - STATE_LEN : s;
@@ -476,23 +532,41 @@ __kernel void curl_search(__global const char *mid, ulong base, uint iters, ulon
     }
 }
 
+#if STATE_LOCAL
+#define STATE_DECL                                                                             \
+    __local W lst[2 * SLOTS * LOCAL_SIZE];                                                     \
+    __local W *st = lst + get_local_id(0);
+#else
+#define STATE_DECL                                                                             \
+    W pst[2 * SLOTS];                                                                          \
+    W *st = pst;
+#endif
+
+// The transaction search (`mwm` trailing zero trits).
+__kernel void curl_search(__global const char *mid, ulong base, uint iters, ulong limit,
+                          uint mwm, __global volatile uint *res, __global volatile uint *flag) {
+    STATE_DECL
+    search(POW_TX, st, mid, base, iters, limit, mwm, res, flag);
+}
+
+// The block search (`zeros` trailing zero trits; the block layout).
+__kernel void block_search(__global const char *mid, ulong base, uint iters, ulong limit,
+                           uint zeros, __global volatile uint *res, __global volatile uint *flag) {
+    STATE_DECL
+    search(POW_BLOCK, st, mid, base, iters, limit, zeros, res, flag);
+}
+
 // The transform test entry point: work-item `gid` transforms states gid * LANES .. + LANES of
 // `input` (n_states states of 729 trits each, one char per trit) into `output`, through the same
 // bit-sliced in-place code as the search.
 __kernel void curl_transform(__global const char *input, __global char *output, uint n_states) {
-    const uint first = get_global_id(0) * LANES;
-#if STATE_LOCAL
-    __local W lst[2 * SLOTS * LOCAL_SIZE];
-    __local W *st = lst + get_local_id(0);
-#else
-    W pst[2 * SLOTS];
-    W *st = pst;
-#endif
+    const ulong first = (ulong)get_global_id(0) * LANES;
+    STATE_DECL
     for (uint i = 0; i < STATE_LEN; i++) {
         W lo = ZEROS, hi = ZEROS;
         for (uint l = 0; l < LANES; l++) {
-            const uint k = first + l;
-            const char t = (k < n_states) ? input[(size_t)k * STATE_LEN + i] : 0;
+            const ulong k = first + l;
+            const char t = (k < n_states) ? input[k * STATE_LEN + i] : 0;
             set_bit(&lo, l, t != 1);
             set_bit(&hi, l, t != -1);
         }
@@ -505,11 +579,11 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
         const W lo = LO(st, s);
         const W hi = HI(st, s);
         for (uint l = 0; l < LANES; l++) {
-            const uint k = first + l;
+            const ulong k = first + l;
             if (k < n_states) {
                 const bool bl = get_bit(&lo, l);
                 const bool bh = get_bit(&hi, l);
-                output[(size_t)k * STATE_LEN + j] = bl ? (bh ? 0 : -1) : 1;
+                output[k * STATE_LEN + j] = bl ? (bh ? 0 : -1) : 1;
             }
         }
         s += c;
@@ -535,13 +609,15 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
 // holds L_0[t] = state[91 t mod 729]; a trit z written by a pass goes to t = -8 z mod 729 (the
 // L_0 index of the next pass). Reads that wrap (t < 0 for the first work-item, t >= 729 for
 // the last ones) are the only ones with an address of their own: the first work-item's two
-// from a base of its own, the last ones' from base - 729 past their wrap step. Two arrays, low
-// and high halves (32-bit accesses: with C odd, the 32 work-items of a warp read 32 different
+// from a base of its own, the last ones' from base - 729 past their wrap step. One array per
+// state, the high halves at a fixed offset (HI_OFF) after the low ones, so that one address
+// serves both (32-bit accesses: with C odd, the 32 work-items of a warp read 32 different
 // banks; the writes' stride of -8 C mod 729 spreads over the banks too). With C even the array
 // is padded by one word after every C (element u at u + u / C), which makes the read stride
 // C + 1.
-// The S-box is written with bitselect, which AMD's compilers turn into v_bfi_b32 (4 VALU
-// operations instead of 5) and NVIDIA's into LOP3 like any logic.
+// The S-box's low half is written as (a.hi ^ a.lo) ^ (a.lo & b.lo) (= a.hi ^ (a.lo & ~b.lo)):
+// AMD's compiler then needs no v_not (v_and + v_xor, or v_bfi_b32), 4 VALU operations per
+// S-box instead of 5; NVIDIA's makes LOP3 of any form.
 #if LANE_BITS != 32 || VEC != 1
 #error "the cooperative kernel uses 32-bit words"
 #endif
@@ -557,7 +633,7 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
 
 #define SBOX_BS(olo, ohi, alo, ahi, blo, bhi)                                                   \
     do {                                                                                       \
-        olo = (ahi) ^ bitselect((alo), 0u, (blo));                                             \
+        olo = ((ahi) ^ (alo)) ^ ((alo) & (blo));                                               \
         ohi = (alo) ^ ((bhi) & olo);                                                           \
     } while (0)
 
@@ -567,27 +643,52 @@ uint coop_slot(uint z) {
     return m == 0 ? 0u : STATE_LEN - m;
 }
 
+// A state is one array of 2 WORDS words: the low halves, then the high halves at HI_OFF (a
+// fixed offset, so that one address serves both: `[R + imm]` addressing).
+#define HI_OFF WORDS
+
 // Write trit value (vl, vh) to read-order index t.
-__attribute__((always_inline)) void coop_put(__local uint *lo, __local uint *hi, uint t, uint vl,
-                                             uint vh) {
-    lo[PHYS(t + 2u)] = vl;
-    hi[PHYS(t + 2u)] = vh;
+__attribute__((always_inline)) void coop_put(__local uint *st, uint t, uint vl, uint vh) {
+    st[PHYS(t + 2u)] = vl;
+    st[PHYS(t + 2u) + HI_OFF] = vh;
 }
 
-// Trit z of the state, once a pass has written it (or the set-up).
-#define COOP_GET_LO(lo, z) ((lo)[PHYS(coop_slot(z) + 2u)])
+// Half `h` (0 low, 1 high) of trit z of the state, once a pass has written it (or the set-up).
+#define COOP_GET(st, z, h) ((st)[PHYS(coop_slot(z) + 2u) + (h) * HI_OFF])
 
-// One pass. `me` holds this work-item's addressing, read from __local memory each pass (a
+// Every work-item of the state has outputs (P = 32: 31 C < 729): no test for one past it.
+#define ALL_IN ((COOP_P - 1) * CHUNK < STATE_LEN)
+// The fewest outputs below 729 of a work-item that has some: outputs below it need no test.
+#define VALID_MIN (STATE_LEN - ((STATE_LEN - 1) / CHUNK) * CHUNK)
+// Only the last work-item with outputs reads past t = 728 (from step WRAP_K on, by 729
+// elements back), and the first work-item's two wrapped reads are consecutive: then both read
+// through a base pointer of their own (unpadded layout).
+#define WRAP_ONE (!COOP_PAD && ((STATE_LEN - 1) % CHUNK) > 3)
+
+// One pass. `me` holds this work-item's addressing (16-bit fields: 8 bytes of __local memory a
+// work-item), read from __local memory each pass (a
 // compiler that sees it constant keeps every read and write address in registers, which costs
 // occupancy): x = p C (a), y = PHYS(a): its first read (u = a + k at step k), z = the first step
 // whose read wraps past t = 728 (to u = a + k - 729), w = -8 a mod 729: where its first output
 // goes. `first`: the first work-item, whose steps 0 and 1 wrap to t = 727, 728; `valid`: the
 // outputs of its chunk below 729.
-__attribute__((always_inline)) void coop_pass3(__local uint *lo, __local uint *hi,
-                                               __local const uint4 *me, bool first,
-                                               uint valid) {
-    const uint4 m = *me;
-    const uint a = m.x, base = m.y, wrap = m.z;
+//
+// Reads go through one pointer (`rb`, this work-item's first element) with constant offsets,
+// the high half at a constant offset from the low one: one shared-memory instruction each, no
+// address arithmetic, except a select at the steps whose read may wrap. Writes: output j goes
+// to t_j = t_0 - 8 j mod 729, which wraps at most once over a chunk (8 C < 729): from pointer
+// `wb` (element t_0 + 2) at constant offsets, plus 729 from the step `jw` on (unpadded layout).
+__attribute__((always_inline)) void coop_pass3(__local uint *st, __local const ushort4 *me,
+                                               bool first, uint valid) {
+    const uint4 m = convert_uint4(*me);
+    const uint a = m.x, wrap = m.z;
+    __local const uint *rb = st + m.y;
+#if WRAP_ONE
+    // Steps 0, 1 of the first work-item and the wrapped steps of the last one read through a
+    // base pointer of their own, chosen once per pass.
+    __local const uint *rb0 = first ? st + PHYS(STATE_LEN) : rb;
+    __local const uint *rb2 = wrap == WRAP_K ? rb - STATE_LEN : rb;
+#endif
     uint ol[CHUNK], oh[CHUNK];
     uint p0l = 0, p0h = 0, p1l = 0, p1h = 0, p2l = 0, p2h = 0, p3l = 0, p3h = 0;
     uint q0l = 0, q0h = 0, q1l = 0, q1h = 0;
@@ -596,14 +697,26 @@ __attribute__((always_inline)) void coop_pass3(__local uint *lo, __local uint *h
     for (int k = 0; k < CHUNK + 7; k++) {
         // Element p C + k, padded: p (C + 1) + k + k / C.
         const uint off = (uint)k + (COOP_PAD ? (uint)k / CHUNK : 0u);
-        uint w = base + off;
+        __local const uint *r = rb + off;
+#if WRAP_ONE
         if (k < 2) {
-            w = first ? PHYS(STATE_LEN + (uint)k) : w;
+            r = rb0 + off;
         } else if (k >= WRAP_K) {
-            w = (uint)k >= wrap ? PHYS(a + (uint)k - STATE_LEN) : w;
+            r = rb2 + off;
         }
-        const uint p4l = lo[w];
-        const uint p4h = hi[w];
+#else
+        if (k < 2) {
+            r = first ? st + PHYS(STATE_LEN + (uint)k) : r;
+        } else if (k >= WRAP_K) {
+#if COOP_PAD
+            r = (uint)k >= wrap ? st + PHYS(a + (uint)k - STATE_LEN) : r;
+#else
+            r = (uint)k >= wrap ? r - STATE_LEN : r;
+#endif
+        }
+#endif
+        const uint p4l = r[0];
+        const uint p4h = r[HI_OFF];
         uint n1l = 0, n1h = 0, n2l = 0, n2h = 0;
         if (k >= 4) {
             SBOX_BS(n1l, n1h, p0l, p0h, p4l, p4h); /* L1[t-4] = S(L0[t-4], L0[t]) */
@@ -622,51 +735,89 @@ __attribute__((always_inline)) void coop_pass3(__local uint *lo, __local uint *h
         r0l = n2l; r0h = n2h;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint t = m.w;
+    if (ALL_IN || valid != 0) {
+#if COOP_PAD
+        uint t = m.w;
 #pragma unroll
-    for (int j = 0; j < CHUNK; j++) {
-        if ((uint)j < valid) {
-            coop_put(lo, hi, t, ol[j], oh[j]);
+        for (int j = 0; j < CHUNK; j++) {
+            if ((uint)j < VALID_MIN || (uint)j < valid) {
+                coop_put(st, t, ol[j], oh[j]);
+            }
+            t = min(t - 8u, t + (STATE_LEN - 8u)); // t - 8 mod 729
         }
-        t = min(t - 8u, t + (STATE_LEN - 8u)); // t - 8 mod 729
+#else
+        __local uint *wb = st + 2u + m.w;
+        __local uint *wb2 = wb + STATE_LEN;
+        const uint jw = m.w / 8u + 1u; // the first j with t_0 - 8 j < 0
+#pragma unroll
+        for (int j = 0; j < CHUNK; j++) {
+            if ((uint)j < VALID_MIN || (uint)j < valid) {
+                __local uint *w = (uint)j >= jw ? wb2 : wb;
+                w[-8 * j] = ol[j];
+                w[HI_OFF - 8 * j] = oh[j];
+            }
+        }
+#endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
 // `me`: __local memory of this work-item's own.
-void coop_transform(__local uint *lo, __local uint *hi, __local uint4 *me, uint p) {
+void coop_transform(__local uint *st, __local ushort4 *me, uint p) {
     const uint a = p * CHUNK;
-    // Work-items past the state (a >= 729) read the first chunk and write nothing.
+    // Work-items past the state (a >= 729) read the second chunk (elements every pass writes:
+    // not the unused elements 0 and 1, nor a padding word) and write nothing.
     const bool in = a < STATE_LEN;
     // Step k reads t = a - 2 + k: past 728 from k = 731 - a on.
-    *me = (uint4)(a, in ? PHYS(a) : 0u, in ? STATE_LEN + 2 - a : (uint)CHUNK + 7u,
-                  in ? coop_slot(a) : 0u);
+    *me = convert_ushort4((uint4)(a, in ? PHYS(a) : PHYS((uint)CHUNK),
+                                  in ? STATE_LEN + 2 - a : (uint)CHUNK + 7u,
+                                  in ? coop_slot(a) : 0u));
     const uint valid = in ? min((uint)CHUNK, STATE_LEN - a) : 0u;
     for (uint pass = 0; pass < ROUNDS / 3; pass++) {
-        coop_pass3(lo, hi, me, p == 0, valid);
+        coop_pass3(st, me, p == 0, valid);
     }
 }
 
-// Set a state up in the layout: work-item p writes the mid-state's trits of its chunk.
-void coop_load_mid(__local uint *lo, __local uint *hi, __global const char *mid, uint p) {
+// The mid-state's trit z in the layout's two words.
+#define MID_LO(mid, z) SPLAT((mid)[z] != 1)
+#define MID_HI(mid, z) SPLAT((mid)[z] != -1)
+
+// With several states per group, the mid-state is laid out once per launch in __local memory
+// (`init`, shared by the group's states) and copied word for word before each transform;
+// with one state per group (less __local memory, more groups resident), each work-item re-reads
+// its chunk of the mid-state from global memory.
+#define INIT_LOCAL (COOP_S > 1)
+
+// Set state `lo`/`hi` up for a transform, before the nonce's trits are written: work-item p
+// copies words p, p + P, ... of the laid-out mid-state, or writes the mid-state's trits of its
+// chunk.
+__attribute__((always_inline)) void coop_load_mid(__local uint *st, __local const uint *init,
+                                                  __global const char *mid, uint p) {
+#if INIT_LOCAL
+    for (uint w = p; w < 2 * WORDS; w += COOP_P) {
+        st[w] = init[w];
+    }
+#else
     for (uint j = 0; j < CHUNK; j++) {
         const uint z = p * CHUNK + j;
         if (z < STATE_LEN) {
-            const char t = mid[z];
-            coop_put(lo, hi, coop_slot(z), SPLAT(t != 1), SPLAT(t != -1));
+            coop_put(st, coop_slot(z), MID_LO(mid, z), MID_HI(mid, z));
         }
     }
+#endif
 }
 
-// The search: state g (group * COOP_S + lid / COOP_P) tries counters base + g * iters + i for
-// i < iters (and only those with g * iters + i < limit); see "Results" above.
-__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
-void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, uint mwm,
-                 __global volatile uint *res, __global volatile uint *flag) {
-    __local uint slo[COOP_S][WORDS];
-    __local uint shi[COOP_S][WORDS];
-    __local uint4 mes[LOCAL_SIZE];
-    __local uint stop;
+// The search of either PoW (`pow`): state g (group * COOP_S + lid / COOP_P) tries counters
+// base + g * iters + i for i < iters (and only those with g * iters + i < limit); see "Results"
+// above. Per transform: copy the mid-state in, write the nonce's trits (lane words precomputed
+// once per launch, counter trits computed in parallel: work-item p writes nonce trits p,
+// p + P, ...), transform, and test the last `zeros` trits of the hash spread over the work-items
+// (each ANDs its trits into the state's word `zm` with a __local atomic).
+__attribute__((always_inline)) void coop_search(
+    const uint pow, __local uint *st, __local uint *init,
+    __local uint *lanes, __local ushort4 *me, __local volatile uint *stop,
+    __local volatile uint *zm, __global const char *mid, ulong base, uint iters, ulong limit,
+    uint zeros, __global volatile uint *res, __global volatile uint *flag) {
     const uint lid = get_local_id(0);
     const uint s = lid / COOP_P;
     const uint p = lid % COOP_P;
@@ -674,12 +825,34 @@ void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, 
     if (group_first >= limit) {
         return; // the whole group is past the launch (uniform)
     }
-    const ulong first = ((ulong)get_group_id(0) * COOP_S + s) * iters;
+    const ulong first = group_first + (ulong)s * iters;
     const ulong end = max(first, min(first + (ulong)iters, limit));
-    __local uint *lo = slo[s];
-    __local uint *hi = shi[s];
-    uint lane_lo[6], lane_hi[6];
-    lane_trits(lane_lo, lane_hi);
+
+    // Once per launch: the lanes' words (lanes[j], lanes[MAX_LANE_TRITS + j] for lane trit j)
+    // and, with INIT_LOCAL, the laid-out mid-state (every word written: the unused elements
+    // and padding words too).
+    for (uint j = lid; j < LANE_TN(pow); j += LOCAL_SIZE) {
+        uint wl = 0, wh = 0;
+        for (uint l = 0; l < LANES; l++) {
+            const int t = lane_trit(pow, l, j);
+            wl |= (t != 1 ? 1u : 0u) << l;
+            wh |= (t != -1 ? 1u : 0u) << l;
+        }
+        lanes[j] = wl;
+        lanes[MAX_LANE_TRITS + j] = wh;
+    }
+#if INIT_LOCAL
+    for (uint w = lid; w < 2 * WORDS; w += LOCAL_SIZE) {
+        init[w] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint z = lid; z < STATE_LEN; z += LOCAL_SIZE) {
+        coop_put(init, coop_slot(z), MID_LO(mid, z), MID_HI(mid, z));
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Where this work-item's first nonce trit goes.
+    const uint nonce_t0 = LANE_T0(pow);
     // Counters this state leaves untried when it stops early. (The loop is left with `break`,
     // never `return`: every exit is uniform across the group, and some compilers mishandle a
     // `return` between barriers.)
@@ -693,48 +866,89 @@ void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, 
         const ulong idx = first + it;
         const bool active = idx < end;
         if (lid == 0) {
-            stop = flag[0];
+            *stop = STOP_SET(flag) ? 1u : 0u;
         }
+        if (p == 0) {
+            *zm = ONES;
+        }
+        coop_load_mid(st, init, mid, p);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (stop != 0) {
+        if (*stop != 0) {
             untried = active ? end - idx : 0;
             break; // uniform: every work-item read the same `stop`
         }
-        coop_load_mid(lo, hi, mid, p);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (p == 0) {
-            for (uint j = 0; j < 6; j++) {
-                coop_put(lo, hi, coop_slot(LANE_TRIT0 + j), lane_lo[j], lane_hi[j]);
+        const ulong counter = base + idx;
+        for (uint j = p; j < NONCE_TN(pow); j += COOP_P) {
+            uint vl, vh;
+            if (j < LANE_TN(pow)) {
+                vl = lanes[j];
+                vh = lanes[MAX_LANE_TRITS + j];
+            } else {
+                const int t = counter_trit(pow, counter, j - LANE_TN(pow));
+                vl = SPLAT(t != 1);
+                vh = SPLAT(t != -1);
             }
-            ulong n = base + idx;
-            for (uint j = 0; j < COUNTER_TRITS; j++) {
-                uint tl, th;
-                NEXT_COUNTER_TRIT(n, tl, th);
-                coop_put(lo, hi, coop_slot(COUNTER_TRIT0 + j), tl, th);
-            }
+            coop_put(st, coop_slot(nonce_t0 + j), vl, vh);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        coop_transform(lo, hi, &mes[lid], p);
+        coop_transform(st, me, p); // ends with a barrier
+        uint m = ONES;
+        for (uint j = HASH_LEN - zeros + p; j < HASH_LEN; j += COOP_P) {
+            m &= ~(COOP_GET(st, j, 0) ^ COOP_GET(st, j, 1));
+        }
+        if (m != ONES) {
+            atomic_and(zm, m);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
         if (p == 0 && active) {
-            uint m = ONES;
-            for (uint j = HASH_LEN - mwm; j < HASH_LEN; j++) {
-                m &= ~(COOP_GET_LO(lo, j) ^ COOP_GET_LO(hi, j));
-            }
-            if (m != 0 && atomic_cmpxchg(&flag[0], 0u, 1u) == 0u) {
-                const ulong counter = base + idx;
+            const uint hit = *zm;
+            if (hit != 0 && atomic_cmpxchg(&flag[0], 0u, 1u) == 0u) {
                 res[0] = 1u;
-                res[1] = (uint)popcount((m & (~m + 1)) - 1);
+                res[1] = (uint)popcount((hit & (~hit + 1)) - 1);
                 res[2] = (uint)counter;
                 res[3] = (uint)(counter >> 32);
             }
             // A state that hit stops at the next iteration's flag check, which counts what it
             // did not try.
         }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
     if (p == 0 && untried != 0) {
         atomic_add(&res[4], (uint)untried);
     }
+}
+
+#if INIT_LOCAL
+#define INIT_WORDS WORDS
+#else
+#define INIT_WORDS 1
+#endif
+
+// The __local memory of a search group.
+#define COOP_SEARCH_DECL                                                                        \
+    __local uint sst[COOP_S][2 * WORDS];                                                       \
+    __local uint init[2 * INIT_WORDS];                                                         \
+    __local uint lanes[2 * MAX_LANE_TRITS];                                                    \
+    __local ushort4 mes[LOCAL_SIZE];                                                           \
+    __local uint stop;                                                                         \
+    __local uint zm[COOP_S];                                                                   \
+    const uint s_ = get_local_id(0) / COOP_P;
+
+// The transaction search (`mwm` trailing zero trits).
+__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
+void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, uint mwm,
+                 __global volatile uint *res, __global volatile uint *flag) {
+    COOP_SEARCH_DECL
+    coop_search(POW_TX, sst[s_], init, lanes, &mes[get_local_id(0)], &stop, &zm[s_], mid, base,
+                iters, limit, mwm, res, flag);
+}
+
+// The block search (`zeros` trailing zero trits; the block layout).
+__kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
+void block_search(__global const char *mid, ulong base, uint iters, ulong limit, uint zeros,
+                  __global volatile uint *res, __global volatile uint *flag) {
+    COOP_SEARCH_DECL
+    coop_search(POW_BLOCK, sst[s_], init, lanes, &mes[get_local_id(0)], &stop, &zm[s_], mid, base,
+                iters, limit, zeros, res, flag);
 }
 
 // The transform test entry point: state g of the launch (group * COOP_S + lid / COOP_P) holds
@@ -742,41 +956,39 @@ void curl_search(__global const char *mid, ulong base, uint iters, ulong limit, 
 // lane; the group transforms them cooperatively and writes them to `output`.
 __kernel __attribute__((reqd_work_group_size(LOCAL_SIZE, 1, 1)))
 void curl_transform(__global const char *input, __global char *output, uint n_states) {
-    __local uint slo[COOP_S][WORDS];
-    __local uint shi[COOP_S][WORDS];
-    __local uint4 mes[LOCAL_SIZE];
+    __local uint sst[COOP_S][2 * WORDS];
+    __local ushort4 mes[LOCAL_SIZE];
     const uint lid = get_local_id(0);
     const uint s = lid / COOP_P;
     const uint p = lid % COOP_P;
-    const uint first = (get_group_id(0) * COOP_S + s) * LANES;
-    __local uint *lo = slo[s];
-    __local uint *hi = shi[s];
+    const ulong first = ((ulong)get_group_id(0) * COOP_S + s) * LANES;
+    __local uint *st = sst[s];
     for (uint j = 0; j < CHUNK; j++) {
         const uint z = p * CHUNK + j;
         if (z < STATE_LEN) {
             uint wl = 0, wh = 0;
             for (uint l = 0; l < LANES; l++) {
-                const uint k = first + l;
-                const char t = (k < n_states) ? input[(size_t)k * STATE_LEN + z] : 0;
+                const ulong k = first + l;
+                const char t = (k < n_states) ? input[k * STATE_LEN + z] : 0;
                 set_bit(&wl, l, t != 1);
                 set_bit(&wh, l, t != -1);
             }
-            coop_put(lo, hi, coop_slot(z), wl, wh);
+            coop_put(st, coop_slot(z), wl, wh);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    coop_transform(lo, hi, &mes[lid], p);
+    coop_transform(st, &mes[lid], p);
     for (uint j = 0; j < CHUNK; j++) {
         const uint z = p * CHUNK + j;
         if (z < STATE_LEN) {
-            const uint wl = COOP_GET_LO(lo, z);
-            const uint wh = COOP_GET_LO(hi, z);
+            const uint wl = COOP_GET(st, z, 0);
+            const uint wh = COOP_GET(st, z, 1);
             for (uint l = 0; l < LANES; l++) {
-                const uint k = first + l;
+                const ulong k = first + l;
                 if (k < n_states) {
                     const bool bl = get_bit(&wl, l);
                     const bool bh = get_bit(&wh, l);
-                    output[(size_t)k * STATE_LEN + z] = bl ? (bh ? 0 : -1) : 1;
+                    output[k * STATE_LEN + z] = bl ? (bh ? 0 : -1) : 1;
                 }
             }
         }

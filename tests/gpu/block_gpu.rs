@@ -59,7 +59,10 @@ mod opencl {
             };
             let out = dev.search_block(&job, range, &ctl).unwrap();
             let hit = out.hit.expect("a hit");
-            assert!(hit.lane < 64 && hit.counter >= range.start, "{hit:?}");
+            assert!(
+                hit.lane < dev.lanes() && hit.counter >= range.start,
+                "{hit:?}"
+            );
             let nonce = block::nonce_of(hit).unwrap();
             assert!(
                 reference_zeros(&job, nonce) >= zeros,

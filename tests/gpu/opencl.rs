@@ -577,3 +577,101 @@ fn bench_opencl_hashrate() {
         );
     }
 }
+
+/// Trailing zeros of block nonce `nonce` by the scalar reference transform.
+fn block_reference_zeros(job: &curlpow::block::BlockJob, nonce: u64) -> usize {
+    use curlpow::block;
+    let mut s = *job.state();
+    s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
+        .copy_from_slice(&block::b1t6::encode(&nonce.to_le_bytes()));
+    curlpow::transform(&mut s);
+    curlpow::trailing_zeros(&s[..243])
+}
+
+#[test]
+fn block_search_is_valid_on_every_search_variant() {
+    use curlpow::block::{self, BlockJob};
+    for cfg in search_variants() {
+        let Some(dev) = device(cfg) else { return };
+        // Counters whose bytes carry (255, 65535) and counters above 2^32.
+        for (k, start) in [0u64, 250, 65_530, (1 << 40) - 3].into_iter().enumerate() {
+            let zeros = [1usize, 3, 5, 7][k];
+            let len = [8, 100, 300, 1000][k];
+            let msg: Vec<u8> = curlpow::internal::xorshift::bytes(90 + k as u64)
+                .take(len)
+                .collect();
+            let job = BlockJob::new(&msg, block::score_of(zeros, len)).unwrap();
+            let ctl = SearchControl::new(None, None);
+            let range = CounterRange {
+                start,
+                len: 1 << 30,
+            };
+            let out = dev.search_block(&job, range, &ctl).unwrap();
+            let hit = out.hit.expect("a hit");
+            let name = dev.kernel().name();
+            assert!(
+                hit.lane < dev.lanes() && hit.counter >= range.start,
+                "{name}: {hit:?}"
+            );
+            let nonce = block::nonce_of(hit).unwrap();
+            assert!(
+                block_reference_zeros(&job, nonce) >= zeros,
+                "{name}, {zeros} zeros: {hit:?}"
+            );
+            assert!(job.verify(hit).is_some(), "{name}: {hit:?}");
+        }
+    }
+}
+
+#[test]
+fn block_and_transaction_searches_alternate_on_one_device() {
+    use curlpow::block::{self, BlockJob};
+    for cfg in [None, Some(KernelConfig::U32_COOP)] {
+        let Some(dev) = forced_device(cfg, 8, 5) else {
+            return;
+        };
+        for round in 0..2u64 {
+            let msg: Vec<u8> = curlpow::internal::xorshift::bytes(700 + round)
+                .take(64)
+                .collect();
+            let job = BlockJob::new(&msg, block::score_of(4, 64)).unwrap();
+            let ctl = SearchControl::new(None, None);
+            let out = dev.search_block(&job, block::COUNTERS, &ctl).unwrap();
+            let hit = out.hit.expect("a block hit");
+            assert!(block_reference_zeros(&job, block::nonce_of(hit).unwrap()) >= 4);
+            // Nothing found: exactly the range's nonces are counted, over launches of 5
+            // transforms per state.
+            let hard = BlockJob::new(&msg, block::score_of(243, 64)).unwrap();
+            let range = CounterRange {
+                start: 77,
+                len: 1001,
+            };
+            let out = dev.search_block(&hard, range, &ctl).unwrap();
+            assert_eq!(out.hit, None);
+            assert_eq!(out.nonces, 1001 * dev.lanes() as u64);
+            // A transaction search on the same session in between.
+            let tx = common::random_tx(710 + round);
+            search_and_check(&dev, &tx, 5);
+        }
+    }
+}
+
+#[test]
+fn transaction_counters_near_the_top_of_the_range_are_converted_exactly() {
+    // The counter's trits are computed per trit from pieces of the counter; a hit just below
+    // 2^64 checks the highest ones on the host.
+    for cfg in [None, Some(KernelConfig::U32_COOP), kc("u32:coop64")] {
+        let Some(dev) = device(cfg) else { return };
+        let tx = common::random_tx(79);
+        let job = SearchJob::new(&tx, 6).unwrap();
+        let ctl = SearchControl::new(None, None);
+        let range = CounterRange {
+            start: u64::MAX - (1 << 24),
+            len: 1 << 24,
+        };
+        let hit = dev.search(&job, range, &ctl).unwrap().hit.expect("hit");
+        assert!(hit.counter >= range.start);
+        let done = job.verify(hit).expect("host check");
+        common::assert_valid_pow(&tx, &done, 6);
+    }
+}

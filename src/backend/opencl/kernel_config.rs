@@ -178,11 +178,14 @@ impl KernelConfig {
         let max = max_group.max(1);
         if self.coop > 0 {
             let p = self.coop as usize;
-            let fit = usize::try_from(local_mem)
+            let n = usize::try_from(local_mem)
                 .unwrap_or(usize::MAX)
                 .saturating_sub(64 + 16 * COOP_GROUP as usize)
                 .checked_div(self.state_bytes())
                 .unwrap_or(0);
+            // With two or more states a group also keeps the laid-out mid-state (one state's
+            // bytes) in `__local` memory.
+            let fit = if n >= 3 { n - 1 } else { n.min(1) };
             let want = if p >= 64 { 1 } else { COOP_GROUP as usize / p };
             let states = want.min(fit).min(max / p);
             return (states > 0).then_some(states * p);
@@ -369,6 +372,21 @@ mod tests {
         let (bc, wc) = KernelConfig::U32_COOP.bytes_per_nonce();
         assert_eq!(wc, "local");
         assert!((11_000.0..11_500.0).contains(&bc), "{bc}");
+    }
+
+    #[test]
+    fn coop_groups_leave_room_for_the_laid_out_mid_state() {
+        let c = KernelConfig::U32_COOP;
+        let state = c.state_bytes();
+        let reserve = 64 + 16 * COOP_GROUP as usize;
+        let size = |states: usize| (reserve + states * state) as u64;
+        // Four states and the mid-state: 5 states' bytes.
+        assert_eq!(c.local_size(DeviceKind::Gpu, size(5), 1024), Some(128));
+        assert_eq!(c.local_size(DeviceKind::Gpu, size(5) - 1, 1024), Some(96));
+        // Two states need three; one state needs no mid-state copy.
+        assert_eq!(c.local_size(DeviceKind::Gpu, size(3) - 1, 1024), Some(32));
+        assert_eq!(c.local_size(DeviceKind::Gpu, size(1), 1024), Some(32));
+        assert_eq!(c.local_size(DeviceKind::Gpu, size(1) - 1, 1024), None);
     }
 
     #[test]

@@ -70,10 +70,10 @@ use crate::ternary::curl::STATE_LEN;
 use occupancy::Facts;
 use session::{OpenSpec, Session};
 
-/// The kernel source, compiled at run time for each device.
+/// The kernel source, compiled at run time for each device: the transaction search
+/// (`curl_search`), the block search (`block_search`, the same transform and set-up on the block
+/// nonce layout) and the transform test entry point (`curl_transform`).
 pub(crate) const KERNEL_SOURCE: &str = include_str!("../../../kernels/curl_pow.cl");
-/// The block PoW kernel's source, compiled at a device's first block search.
-pub(crate) const BLOCK_KERNEL_SOURCE: &str = include_str!("../../../kernels/block_pow.cl");
 
 /// Environment variable that overrides the kernel variant of every OpenCL device
 /// (see [`KernelConfig::parse`]).

@@ -22,7 +22,7 @@ use crate::ternary::curl::STATE_LEN;
 use super::build_log;
 use super::kernel_config::KernelConfig;
 use super::occupancy::{self, Facts};
-use super::{BLOCK_KERNEL_SOURCE, KERNEL_SOURCE, PROBE_LOCK};
+use super::{KERNEL_SOURCE, PROBE_LOCK};
 
 /// Environment variable: `-cl-nv-maxrregcount=N` for NVIDIA platforms (registers per work-item
 /// the compiler may use; ignored elsewhere).
@@ -58,9 +58,9 @@ pub(super) struct Session {
     local: usize,
     /// The launch sizes, adapted as the device works; kept between searches.
     pub(super) sizer: Sizer,
-    /// The block PoW kernel (`kernels/block_pow.cl`), built at its first search, and the
-    /// launch sizes of its 64-lane work-items.
-    block: Option<ocl::Kernel>,
+    /// The block PoW kernel (`block_search`, in the same program: the same transform, layout
+    /// and launch shape as `curl_search`), and its own adaptive launch sizes.
+    block: ocl::Kernel,
     pub(super) block_sizer: Sizer,
     /// Whether the launches since the last `begin` run the block kernel.
     block_active: bool,
@@ -183,6 +183,19 @@ impl Session {
             .arg(&flag)
             .build()
             .map_err(|e| err(format!("kernel curl_search: {e}")))?;
+        let block = ocl::Kernel::builder()
+            .program(&program)
+            .name("block_search")
+            .queue(queue.clone())
+            .arg(&mid)
+            .arg(0u64)
+            .arg(1u32)
+            .arg(0u64)
+            .arg(0u32)
+            .arg(&slots[0].res)
+            .arg(&flag)
+            .build()
+            .map_err(|e| err(format!("kernel block_search: {e}")))?;
         // What the API tells about the compiled kernel.
         let wg = |what| search.wg_info(device, what).ok();
         if let Some(Kwg::PrivateMemSize(n)) = wg(KernelWorkGroupInfo::PrivateMemSize) {
@@ -192,8 +205,20 @@ impl Session {
             compiler.insert("local_mem_bytes".into(), n.into());
             facts.kernel_local_mem = n;
         }
-        if let Some(Kwg::WorkGroupSize(n)) = wg(KernelWorkGroupInfo::WorkGroupSize) {
+        // The largest group both entry points can be launched with.
+        let max_group = [&search, &block]
+            .iter()
+            .filter_map(
+                |k| match k.wg_info(device, KernelWorkGroupInfo::WorkGroupSize) {
+                    Ok(Kwg::WorkGroupSize(n)) => Some(n),
+                    _ => None,
+                },
+            )
+            .min();
+        if let Some(n) = max_group {
             compiler.insert("max_work_group_size".into(), n.into());
+            geometry.group = checked_group(kernel, geometry.group, n).map_err(err)?;
+            facts.group = geometry.group;
         }
         if let Some(Kwg::PreferredWorkGroupSizeMultiple(n)) =
             wg(KernelWorkGroupInfo::PreferredWorkGroupSizeMultiple)
@@ -215,12 +240,8 @@ impl Session {
             slots,
             local: geometry.group,
             sizer: Sizer::new(geometry),
-            block: None,
-            block_sizer: Sizer::new(Geometry {
-                lanes: BLOCK_LANES,
-                items_per_state: 1,
-                ..geometry
-            }),
+            block,
+            block_sizer: Sizer::new(geometry),
             block_active: false,
             build: BuildFacts {
                 build_ms,
@@ -284,38 +305,21 @@ fn elapsed_ns(e: &ocl::Event, from: ProfilingInfo, to: ProfilingInfo) -> Option<
     b.checked_sub(a)
 }
 
-/// Lanes of a block kernel work-item (one `ulong` per trit half).
-const BLOCK_LANES: u64 = 64;
-
-impl Session {
-    /// The block PoW kernel, built on first use in this session's context.
-    fn block_kernel(&mut self) -> Result<&ocl::Kernel, Error> {
-        if self.block.is_none() {
-            let device = self.queue.device();
-            let program = ocl::Program::builder()
-                .src(BLOCK_KERNEL_SOURCE)
-                .devices(device)
-                .build(&self.queue.context())
-                .map_err(|e| self.err("block kernel build", e))?;
-            let kernel = ocl::Kernel::builder()
-                .program(&program)
-                .name("block_search")
-                .queue(self.queue.clone())
-                .arg(&self.mid)
-                .arg(0u64)
-                .arg(1u32)
-                .arg(0u64)
-                .arg(0u32)
-                .arg(&self.slots[0].res)
-                .arg(&self.flag)
-                .build()
-                .map_err(|e| self.err("kernel block_search", e))?;
-            self.block = Some(kernel);
-        }
-        self.block
-            .as_ref()
-            .ok_or_else(|| device_error(&self.err, "block kernel missing after build"))
+/// The work-group size to launch `kernel` with: `group` when the compiled kernels allow it
+/// (`CL_KERNEL_WORK_GROUP_SIZE`, `kernel_max`); otherwise a smaller power of two for the
+/// one-state-per-work-item kernel, and an error for the cooperative kernel, whose group is
+/// compiled in.
+fn checked_group(kernel: KernelConfig, group: usize, kernel_max: usize) -> Result<usize, String> {
+    if group <= kernel_max {
+        return Ok(group);
     }
+    if kernel.coop > 0 || kernel_max == 0 {
+        return Err(format!(
+            "kernel {kernel} needs work-groups of {group} work-items; the compiled kernels \
+             allow at most {kernel_max}"
+        ));
+    }
+    Ok(1 << (usize::BITS - 1 - kernel_max.leading_zeros()))
 }
 
 impl Launcher for Session {
@@ -324,9 +328,10 @@ impl Launcher for Session {
         self.block_active = false;
         let zeros = job.zeros();
         let zeros = u32::try_from(zeros).map_err(|_| Error::InvalidMwm(zeros))?;
-        let kernel = match job {
-            Job::Transaction(_) => &self.search,
-            Job::Block(_) => self.block_kernel()?,
+        let kernel = if job.is_block() {
+            &self.block
+        } else {
+            &self.search
         };
         let set = kernel.set_arg(4, zeros);
         set.map_err(|e| self.err("kernel argument", e))?;
@@ -354,10 +359,10 @@ impl Launcher for Session {
     fn submit(&mut self, slot: usize, l: &Launch) -> Result<(), Error> {
         let iters = u32::try_from(l.per_item).map_err(|_| self.err("launch", "too long"))?;
         let s = &mut self.slots[slot];
-        let kernel = match (&self.block, self.block_active) {
-            (Some(b), true) => b,
-            (None, true) => return Err(device_error(&self.err, "block kernel missing")),
-            _ => &self.search,
+        let kernel = if self.block_active {
+            &self.block
+        } else {
+            &self.search
         };
         let r = (|| -> ocl::Result<()> {
             s.res.cmd().fill(0u32, None).enq()?;
@@ -416,5 +421,22 @@ impl Launcher for Session {
             kernel_ns,
             read_ns,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_larger_than_the_compiled_kernels_allow_is_refused_or_shrunk() {
+        assert_eq!(checked_group(KernelConfig::U32_COOP, 128, 1024), Ok(128));
+        assert_eq!(checked_group(KernelConfig::U32_COOP, 128, 128), Ok(128));
+        let e = checked_group(KernelConfig::U32_COOP, 128, 96).unwrap_err();
+        assert!(e.contains("128") && e.contains("96"), "{e}");
+        assert!(checked_group(KernelConfig::U64, 64, 0).is_err());
+        // The one-state-per-work-item kernel takes the largest power of two that fits.
+        assert_eq!(checked_group(KernelConfig::U64, 64, 48), Ok(32));
+        assert_eq!(checked_group(KernelConfig::U64, 64, 1), Ok(1));
     }
 }
