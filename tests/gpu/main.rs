@@ -12,3 +12,4 @@ mod opencl;
 #[cfg(feature = "cli")]
 mod tune;
 mod wgpu;
+mod wgpu_block;
