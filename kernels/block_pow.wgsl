@@ -1,17 +1,18 @@
-// The block PoW (Chrysalis messages, Stardust blocks) for wgpu: the block layout's counter
-// writer, added to curl_pow.wgsl's module (the host appends this file to it, then the search
-// entry point of search_entry.wgsl as `block_search` with this writer), sharing its bindings,
-// mid-state load, transform, zero test and stop accounting; only the nonce's layout differs.
+// The block PoW (Chrysalis messages, Stardust blocks) for wgpu: the block nonce layout's
+// counter writer. The host adds it to both kernels' modules (after the layout, which provides
+// `set_trit`, see curl_pow_shared.wgsl) with their search entry point instantiated a second
+// time as `block_search` on this writer, so the block search shares each kernel's transform,
+// mid-state load, zero test and stop accounting; only the nonce's layout differs.
 //
-// Nonce layout (src/block/job.rs): the nonce is counter << 16 | lane; its 8 little-endian bytes
-// in b1t6 (each byte a signed 8-bit number in six balanced trits, least significant first) are
-// block trits 192..240. The host writes each lane's two bytes (trits 192..204) into the
-// mid-state; the invocation writes the counter's six bytes (trits 204..240).
+// Nonce layout (src/search/block): the nonce is counter << 16 | lane; its 8 little-endian
+// bytes in b1t6 (each byte a signed 8-bit number in six balanced trits, least significant
+// first) are block trits 192..240. The host writes each lane's two bytes (trits 192..204) into
+// the mid-state; the search writes the counter's six bytes (trits 204..240).
 
 const BLOCK_COUNTER_START: u32 = 204u;
 
 // The counter's six low bytes (from its low and high 32 bits) in b1t6.
-fn write_block_counter(lo: u32, hi: u32, stride: u32, g: u32) {
+fn write_block_counter(st: StateRef, lo: u32, hi: u32) {
     for (var b = 0u; b < 6u; b++) {
         var byte = 0u;
         if b < 4u {
@@ -33,8 +34,7 @@ fn write_block_counter(lo: u32, hi: u32, stride: u32, g: u32) {
                 t = 1;
             }
             v = (v - t) / 3;
-            scratch[(BLOCK_COUNTER_START + 6u * b + j) * stride + g] =
-                vec2<W>(splat(t != 1), splat(t != -1));
+            set_trit(st, BLOCK_COUNTER_START + 6u * b + j, vec2<W>(splat(t != 1), splat(t != -1)));
         }
     }
 }

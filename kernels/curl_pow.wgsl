@@ -1,12 +1,15 @@
-// Curl-P-81 proof-of-work search (bit-sliced Pearl Diver) for wgpu.
+// Curl-P-81 proof-of-work search (bit-sliced Pearl Diver) for wgpu, the state in a storage
+// buffer.
 //
-// The host prepends a prelude that defines the lane word and its helpers:
+// The host composes the module (src/backend/wgpu/source.rs): a prelude that defines the lane
+// word and its helpers
 //   alias W = u32;  or  alias W = u64;      (32 or 64 nonces per invocation)
 //   fn lowest_lane(m: W) -> u32             (index of the lowest set bit, m != 0)
 // so the same code below is compiled for both lane widths, then curl_pow_interface.wgsl (the
-// parameters, result, flag, sizes, constants and bindings). After it the host appends the
-// search entry point (search_entry.wgsl as `search`), then the block PoW's counter writer
-// (block_pow.wgsl) and the same entry point on the block layout (`block_search`).
+// parameters, result, flag, sizes, constants and bindings), curl_pow_shared.wgsl (the S-box
+// and the transaction counter writer), this file, the block PoW's counter writer
+// (block_pow.wgsl), and the search entry point (search_entry.wgsl) twice: `search` on the
+// transaction layout and `block_search` on the block layout, both on this file's transform.
 //
 // Each invocation owns whole nonces: its own bit-sliced state of 729 trits, one `vec2<W>`
 // (x = low half, y = high half) per trit. The state lives in the storage buffer `scratch`,
@@ -32,13 +35,6 @@
 // adapters.
 //
 // Results: see curl_pow_interface.wgsl.
-
-// The 4-operation S-box on bit-sliced trits a = s[I[i]], b = s[I[i+1]].
-fn sbox(a: vec2<W>, b: vec2<W>) -> vec2<W> {
-    let lo = a.y ^ (~b.x & a.x);
-    let hi = a.x ^ (b.y & lo);
-    return vec2<W>(lo, hi);
-}
 
 // (p + d) mod 729 for p, d < 729.
 fn add_mod(p: u32, d: u32) -> u32 {
@@ -290,36 +286,15 @@ fn transform(g: u32, stride: u32) -> u32 {
     return transform_single(g, stride);
 }
 
-fn splat(bit: bool) -> W {
-    return select(W(0u), ~W(0u), bit);
+// Invocation g's state: slot z of it is scratch[z * stride + g].
+struct StateRef {
+    stride: u32,
+    g: u32,
 }
 
-// Write the balanced-ternary trits of the 64-bit counter (hi, lo) into counter slots 168..210.
-fn write_counter(lo_in: u32, hi_in: u32, stride: u32, g: u32) {
-    var hi = hi_in;
-    var lo = lo_in;
-    for (var k = 0u; k < COUNTER_LEN; k++) {
-        // (hi, lo) / 3 by 16-bit long division; r = remainder.
-        let qh = hi / 3u;
-        var r = hi % 3u;
-        let c1 = (r << 16u) | (lo >> 16u);
-        let q1 = c1 / 3u;
-        r = c1 % 3u;
-        let c0 = (r << 16u) | (lo & 0xffffu);
-        let q0 = c0 / 3u;
-        r = c0 % 3u;
-        hi = qh;
-        lo = (q1 << 16u) | q0;
-        // Remainder 2 is trit -1 with a carry of one into the quotient.
-        if r == 2u {
-            lo = lo + 1u;
-            hi = hi + select(0u, 1u, lo == 0u);
-        }
-        // Encoding: -1 -> (1, 0), 0 -> (1, 1), +1 -> (0, 1).
-        let t_lo = r != 1u;
-        let t_hi = r != 2u;
-        scratch[(COUNTER_START + k) * stride + g] = vec2<W>(splat(t_lo), splat(t_hi));
-    }
+// Trit z of the state before its transform (slot z: natural order).
+fn set_trit(st: StateRef, z: u32, v: vec2<W>) {
+    scratch[z * st.stride + st.g] = v;
 }
 
 // Copy the mid-state into invocation g's slots (lane trits included, counter trits zero).
@@ -350,11 +325,12 @@ fn zero_mask(m: u32, mwm: u32, stride: u32, g: u32) -> W {
 
 // Counter offsets j' * stride + g of invocation g with j <= j' < n inside the dispatch (below
 // params.remaining): what it leaves untried when it stops at transform j.
+// (remaining - g - 1) / stride + 1 counts them without passing 2^32 for any remaining.
 fn untried(j: u32, n: u32, stride: u32, g: u32) -> u32 {
     if g >= params.remaining {
         return 0u;
     }
-    let total = min(n, (params.remaining - g + stride - 1u) / stride);
+    let total = min(n, (params.remaining - g - 1u) / stride + 1u);
     return select(0u, total - j, total > j);
 }
 

@@ -1,11 +1,11 @@
 // What both wgpu kernels (curl_pow.wgsl, curl_pow_workgroup.wgsl) share with the host: the
 // dispatch's parameters and result, the search's found flag, the pipeline-overridable sizes,
 // the state's constants and the bindings. The host puts this file after the lane prelude
-// (which defines `W`) and before the kernel (src/wgpu/context.rs, src/wgpu/workgroup.rs). A
+// (which defines `W`) and before the kernel (src/backend/wgpu/source.rs). A
 // declaration one kernel does not use is dropped with everything else its entry points do not
 // reach when a pipeline is built, so each kernel compiles as if it declared only its own.
 //
-// Results (src/gpu/launcher.rs): `flag` (one word for the whole search) is claimed once with an
+// Results (src/backend/gpu/launcher.rs): `flag` (one word for the whole search) is claimed once with an
 // atomic by the first hit; its claimer writes found/lane/counter into its dispatch's `result`.
 // Every invocation checks the flag before each transform and stops when it is set, adding the
 // counter offsets it did not try to `result.skipped`, so the host counts the nonces tried.

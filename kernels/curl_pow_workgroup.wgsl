@@ -1,7 +1,7 @@
 // Curl-P-81 proof-of-work search for wgpu with the state in workgroup memory: the cooperative
 // kernel of curl_pow.cl (its COOP section) in WGSL. 32 lanes in u32 words.
 //
-// The host prepends a prelude (src/wgpu/workgroup.rs) that defines
+// The module starts with a prelude (src/backend/wgpu/workgroup.rs) that defines
 //   COOP_P, COOP_S   invocations per state, states per workgroup (WORKGROUP_SIZE = P * S)
 //   CHUNK, WORDS     trits per invocation (ceil(729 / P)); words of one state's half
 //   fn phys(u: u32) -> u32           the word of element u (padded when CHUNK is even)
@@ -15,20 +15,17 @@
 // rounds on in registers, and writes them after a barrier. Reads that wrap (t < 0, t > 728)
 // have their own address; low and high halves live in separate arrays.
 //
-// Bindings and results are those of curl_pow.wgsl (same host code): the host puts
-// curl_pow_interface.wgsl between the prelude and this file. `params.stride` is the number of
-// states of the dispatch; state g tries counter offsets j * stride + g.
+// The host composes the module (src/backend/wgpu/source.rs): the prelude,
+// curl_pow_interface.wgsl (bindings and results, the same host code as curl_pow.wgsl),
+// curl_pow_shared.wgsl (the S-box and the transaction counter writer), this file, the block
+// PoW's counter writer (block_pow.wgsl), and the search entry point
+// (search_entry_workgroup.wgsl) twice: `search` on the transaction layout and `block_search`
+// on the block layout, both on this file's transform. `params.stride` is the number of states
+// of the dispatch; state g tries counter offsets j * stride + g.
 
 var<workgroup> slo: array<u32, COOP_S * WORDS>;
 var<workgroup> shi: array<u32, COOP_S * WORDS>;
 var<workgroup> stop: u32;
-
-// The S-box on bit-sliced pairs (x = low half, y = high half).
-fn sbox(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    let lo = a.y ^ (a.x & ~b.x);
-    let hi = a.x ^ (b.y & lo);
-    return vec2<u32>(lo, hi);
-}
 
 // t = -8 z mod 729 for z < 729.
 fn coop_slot(z: u32) -> u32 {
@@ -52,10 +49,6 @@ fn trit(so: u32, z: u32) -> vec2<u32> {
     return rd(so, phys(coop_slot(z) + 2u));
 }
 
-fn splat(bit: bool) -> u32 {
-    return select(0u, ~0u, bit);
-}
-
 // Invocation p's addressing: x = p C, y = phys(p C) (its first read), z = the first step whose
 // read wraps past t = 728, w = -8 p C mod 729 (where its first output goes).
 fn addressing(p: u32) -> vec4<u32> {
@@ -72,29 +65,14 @@ fn valid_outputs(p: u32) -> u32 {
     return select(0u, min(CHUNK, STATE_LEN - a), a < STATE_LEN);
 }
 
-// Write the balanced-ternary trits of the 64-bit counter (hi, lo) into counter trits 168..210.
-fn write_counter(so: u32, lo_in: u32, hi_in: u32) {
-    var hi = hi_in;
-    var lo = lo_in;
-    for (var k = 0u; k < COUNTER_LEN; k++) {
-        // (hi, lo) / 3 by 16-bit long division; r = remainder.
-        let qh = hi / 3u;
-        var r = hi % 3u;
-        let c1 = (r << 16u) | (lo >> 16u);
-        let q1 = c1 / 3u;
-        r = c1 % 3u;
-        let c0 = (r << 16u) | (lo & 0xffffu);
-        let q0 = c0 / 3u;
-        r = c0 % 3u;
-        hi = qh;
-        lo = (q1 << 16u) | q0;
-        // Remainder 2 is trit -1 with a carry of one into the quotient.
-        if r == 2u {
-            lo = lo + 1u;
-            hi = hi + select(0u, 1u, lo == 0u);
-        }
-        put(so, coop_slot(COUNTER_START + k), vec2<u32>(splat(r != 1u), splat(r != 2u)));
-    }
+// The state at word offset `so` of the workgroup arrays.
+struct StateRef {
+    so: u32,
+}
+
+// Trit z of the state before its transform (natural order, stored at coop_slot(z)).
+fn set_trit(st: StateRef, z: u32, v: vec2<u32>) {
+    put(st.so, coop_slot(z), v);
 }
 
 // Offsets j' * stride + g of state g with j <= j' < n below params.remaining: what it leaves
@@ -104,7 +82,8 @@ fn untried(j: u32, n: u32, g: u32) -> u32 {
     if g >= stride || g >= params.remaining {
         return 0u;
     }
-    let total = min(n, (params.remaining - g + stride - 1u) / stride);
+    // (remaining - g - 1) / stride + 1: never past 2^32, whatever remaining is.
+    let total = min(n, (params.remaining - g - 1u) / stride + 1u);
     return select(0u, total - j, total > j);
 }
 
@@ -113,68 +92,6 @@ fn transform(so: u32, p: u32) {
     let valid = valid_outputs(p);
     for (var r = 0u; r < ROUNDS / 3u; r++) {
         coop_pass(so, me, p == 0u, valid);
-    }
-}
-
-// The search: state g = workgroup * COOP_S + lid / COOP_P tries counter offsets j * stride + g
-// for j in 0..params.transforms (those below params.remaining).
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn search(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-    let s = lid / COOP_P;
-    let p = lid % COOP_P;
-    let g = wid.x * COOP_S + s;
-    let so = s * WORDS;
-    let stride = params.stride;
-    let n = min(params.transforms, TRANSFORMS);
-    var left = 0u;
-    for (var j = 0u; j < n; j++) {
-        // The group's first state has its smallest offset: past the dispatch, all are (uniform).
-        if j * stride + wid.x * COOP_S >= params.remaining {
-            break;
-        }
-        let offset = j * stride + g;
-        let busy = g < stride && offset < params.remaining;
-        if lid == 0u {
-            stop = atomicLoad(&flag.found);
-        }
-        if workgroupUniformLoad(&stop) != 0u {
-            left = untried(j, n, g);
-            break;
-        }
-        for (var k = 0u; k < CHUNK; k++) {
-            let z = p * CHUNK + k;
-            if z < STATE_LEN {
-                put(so, coop_slot(z), mid_state[z]);
-            }
-        }
-        workgroupBarrier();
-        if p == 0u {
-            let lo = params.base_lo + offset;
-            let hi = params.base_hi + select(0u, 1u, lo < offset);
-            write_counter(so, lo, hi);
-        }
-        workgroupBarrier();
-        transform(so, p);
-        if p == 0u && busy {
-            var mask = ~0u;
-            for (var i = HASH_LEN - params.mwm; i < HASH_LEN; i++) {
-                let t = trit(so, i);
-                mask &= ~(t.x ^ t.y);
-            }
-            if mask != 0u && atomicAdd(&flag.found, 1u) == 0u {
-                let lo = params.base_lo + offset;
-                result.found = 1u;
-                result.lane = lowest_lane(mask);
-                result.counter_lo = lo;
-                result.counter_hi = params.base_hi + select(0u, 1u, lo < offset);
-            }
-            // A state that hit stops at the next transform's flag check, which counts what it
-            // did not try.
-        }
-        workgroupBarrier();
-    }
-    if p == 0u && left != 0u {
-        atomicAdd(&result.skipped, left);
     }
 }
 

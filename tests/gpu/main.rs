@@ -13,3 +13,4 @@ mod opencl;
 #[cfg(feature = "cli")]
 mod tune;
 mod wgpu;
+mod wgpu_block;

@@ -19,7 +19,7 @@ use curlpow::internal::wgpu::{discover_wgpu, Tuning, WgpuDevice};
 use curlpow::{Backend, CancelToken, DeviceKind, Transaction, STATE_LEN};
 
 /// Lane width and tuning of one kernel variant (`None`: the adapter's defaults).
-type Variant = (bool, Option<Tuning>);
+pub(crate) type Variant = (bool, Option<Tuning>);
 
 fn software() -> DiscoverOptions {
     DiscoverOptions {
@@ -29,14 +29,14 @@ fn software() -> DiscoverOptions {
 
 /// Tests of this binary run one at a time: they share devices, and a search waiting for another
 /// test's search would spoil the timing checks (cancel latency, deadline, dispatch sizing).
-fn serial() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The first wgpu device for `variant`, shared by every test of this binary so that each
 /// variant is opened (and compiled) once.
-fn device(variant: Variant) -> Option<Arc<WgpuDevice>> {
+pub(crate) fn device(variant: Variant) -> Option<Arc<WgpuDevice>> {
     type Key = (bool, Option<(u32, u32, u32, u32, u32)>);
     type Cache = Mutex<HashMap<Key, Option<Arc<WgpuDevice>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -88,7 +88,7 @@ fn looped() -> Tuning {
 
 /// The workgroup-memory kernel (the default on discrete GPUs) with `p` invocations per state:
 /// 32 (NVIDIA's default, 4 states per workgroup) and 64 (the others', padded layout).
-fn workgroup(p: u32) -> Tuning {
+pub(crate) fn workgroup(p: u32) -> Tuning {
     Tuning {
         coop: p,
         ..Tuning::software()
@@ -106,7 +106,7 @@ fn fused5() -> Tuning {
 /// Every correctness test runs on these: the default (64-bit lanes where the adapter has
 /// SHADER_INT64), forced 32-bit lanes, the looped unfused shape (64 and 32-bit), five fused
 /// rounds (64 and 32-bit) and the workgroup-memory kernel (32 and 64 invocations per state).
-fn variants() -> Vec<Variant> {
+pub(crate) fn variants() -> Vec<Variant> {
     vec![
         (false, None),
         (true, None),

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::layout::{self, params_bytes, FLAG_SIZE, PARAMS_SIZE, RESULT_SIZE};
+use super::source;
 use super::tuning::Tuning;
 use super::workgroup;
 use crate::backend::gpu::discover::device_error;
@@ -25,37 +26,6 @@ use crate::backend::gpu::{
 use crate::base::error::Error;
 use crate::search::device::DeviceInfo;
 use crate::ternary::curl::STATE_LEN;
-
-/// The storage-buffer kernel after the lane-width prelude: the bindings both kernels share,
-/// then the kernel's functions.
-const KERNEL: &str = concat!(
-    include_str!("../../../kernels/curl_pow_interface.wgsl"),
-    include_str!("../../../kernels/curl_pow.wgsl")
-);
-/// The block PoW's counter writer, appended to the kernel's module (it uses its functions).
-const BLOCK_KERNEL: &str = include_str!("../../../kernels/block_pow.wgsl");
-/// The search entry point of the storage-buffer kernel, for either nonce layout
-/// ([`search_entry`]).
-const SEARCH_ENTRY: &str = include_str!("../../../kernels/search_entry.wgsl");
-
-/// The search entry point named `name` that writes each counter with `writer` (the nonce
-/// layout's writer).
-fn search_entry(name: &str, writer: &str) -> String {
-    SEARCH_ENTRY
-        .replace("fn ENTRY(", &format!("fn {name}("))
-        .replace("WRITE_COUNTER(", &format!("{writer}("))
-}
-
-/// The storage-buffer kernel's module: the lane-width prelude, the kernel, its `search` entry
-/// point, and the block PoW's `block_search` (the same loop on the block layout).
-fn storage_module(lanes64: bool) -> String {
-    format!(
-        "{}\n{KERNEL}\n{}\n{BLOCK_KERNEL}\n{}",
-        layout::prelude(lanes64),
-        search_entry("search", "write_counter"),
-        search_entry("block_search", "write_block_counter")
-    )
-}
 
 /// One dispatch slot.
 struct Slot {
@@ -157,16 +127,15 @@ impl Context {
 
         let build_started = Instant::now();
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        // The block PoW's entry point (kernels/block_pow.wgsl) uses the storage-buffer kernel's
-        // functions and layout, so only that module carries it; a workgroup-memory context
-        // does no block PoW (`supports_block_pow`).
+        // Both kernels' modules carry both search entry points (`search`, `block_search`) on
+        // their one transform (src/backend/wgpu/source.rs).
         let (source, label) = if tuning.coop > 0 {
             (
-                format!("{}\n{}", workgroup::prelude(tuning.coop), workgroup::KERNEL),
+                source::workgroup_module(tuning.coop),
                 "curl_pow_workgroup.wgsl",
             )
         } else {
-            (storage_module(lanes64), "curl_pow.wgsl")
+            (source::storage_module(lanes64), "curl_pow.wgsl")
         };
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(label),
@@ -175,15 +144,15 @@ impl Context {
         let module = if std::env::var_os("CURLPOW_WGPU_CHECKED").is_some() {
             device.create_shader_module(desc)
         } else {
-            // SAFETY: the storage-buffer kernel (and the block entry point, which writes counter
-            // slots 204..240 and otherwise calls the kernel's functions) indexes `mid_state`
-            // below 729 and `scratch` at
-            // `slot * stride + g` with slot < SLOTS and g < stride, and the host never
-            // dispatches with a stride above `tuning.max_invocations`, for which `scratch` is
-            // sized (SLOTS * stride slots). The workgroup kernel indexes its workgroup arrays
-            // below COOP_S * WORDS (every read at most element P C + 6, padded, of its own
-            // state) and `scratch` (the transform test only) at `z * stride + g` with z < 729
-            // and g < stride states, for which it is sized. `result` and `params` are
+            // SAFETY: the storage-buffer kernel indexes `mid_state` below 729 and `scratch` at
+            // `slot * stride + g` with slot < SLOTS and g < stride (both counter writers write
+            // trits below 240 through `set_trit`), and the host never dispatches with a stride
+            // above `tuning.max_invocations`, for which `scratch` is sized (SLOTS * stride
+            // slots). The workgroup kernel indexes its workgroup arrays below COOP_S * WORDS
+            // (every read at most element P C + 6, padded, of its own state; the counter
+            // writers write trits below 240 of their own state through `set_trit`) and
+            // `scratch` (the transform test only) at `z * stride + g` with z < 729 and
+            // g < stride states, for which it is sized. `result` and `params` are
             // fixed-size structs. Every loop has a constant or uniform bound (81, 91, 42, 27,
             // CHUNK, TRANSFORMS, mwm <= 243), so none runs unbounded. Without the checks naga
             // inserts no index clamping and no loop counters, which llvmpipe would otherwise
@@ -535,6 +504,15 @@ impl Launcher for Context {
             .map_err(|_| self.err("launch too large"))?;
         let remaining = u32::try_from(l.limit).map_err(|_| self.err("launch too long"))?;
         let transforms = u32::try_from(l.per_item).map_err(|_| self.err("launch too long"))?;
+        // The kernels compute counter offsets j * stride + g (j < transforms, g below the
+        // dispatch's states, a workgroup's states past the stride included) in 32 bits.
+        let states = u64::from(stride.div_ceil(self.states_per_group).max(1))
+            * u64::from(self.states_per_group);
+        if u64::from(transforms) * states > u64::from(u32::MAX) {
+            return Err(self.err(format!(
+                "launch of {transforms} transforms on {states} states passes 2^32 counter offsets"
+            )));
+        }
         let s = &mut self.slots[slot];
         // Written before this submission runs: the queue applies buffer writes at the next
         // submit, in order.
@@ -585,35 +563,5 @@ impl Launcher for Context {
             words,
             ..LaunchResult::default()
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_module_has_both_search_entry_points_on_their_layouts() {
-        for lanes64 in [false, true] {
-            let m = storage_module(lanes64);
-            assert!(
-                !m.contains("fn ENTRY(") && !m.contains("WRITE_COUNTER("),
-                "placeholders"
-            );
-            for (entry, writer) in [
-                ("search", "write_counter"),
-                ("block_search", "write_block_counter"),
-            ] {
-                let at = m
-                    .find(&format!("fn {entry}(@builtin"))
-                    .unwrap_or_else(|| panic!("no entry point {entry}"));
-                let body = &m[at..];
-                let body = &body[..body.find("\n}\n").expect("the entry point's end")];
-                assert!(
-                    body.contains(&format!("{writer}(lo, hi, stride, g);")),
-                    "{body}"
-                );
-            }
-        }
     }
 }

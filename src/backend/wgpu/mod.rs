@@ -3,8 +3,11 @@
 //! Files: `discover.rs` (adapters and their typed facts), `tuning.rs` (the kernel's shape and
 //! the clamps that keep it inside an adapter's limits), `context.rs` (the long-lived device
 //! context and the backend's `Launcher`), `layout.rs` (the bytes the
-//! host and the kernel exchange); the search loop itself is the GPU driver shared with OpenCL
-//! (`src/backend/gpu/driver.rs`).
+//! host and the kernel exchange), `source.rs` (each shader module's WGSL, composed from the
+//! pieces under `kernels/`), `workgroup.rs` (the workgroup-memory kernel's generated prelude);
+//! the search loop itself is the GPU driver shared with OpenCL (`src/backend/gpu/driver.rs`).
+//! Either kernel runs both PoWs: its module has a `search` (transaction) and a `block_search`
+//! entry point on its one transform.
 //!
 //! One [`WgpuDevice`] per adapter. Each holds a long-lived context (device, queue, both
 //! pipelines, every buffer) built once when it is opened and reused by every search behind a
@@ -33,6 +36,7 @@
 mod context;
 mod discover;
 mod layout;
+mod source;
 mod tuning;
 mod workgroup;
 
@@ -235,8 +239,8 @@ impl Device for WgpuDevice {
     }
 
     fn supports_block_pow(&self) -> bool {
-        // The block entry point is built into the storage-buffer kernel's module only.
-        self.tuning.coop == 0
+        // Both kernels' modules carry the block entry point on their own transform.
+        true
     }
 
     fn search_block(

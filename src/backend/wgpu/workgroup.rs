@@ -1,17 +1,10 @@
-//! The workgroup-memory kernel (`kernels/curl_pow_workgroup.wgsl`): its prelude, generated per
-//! shape, with the unrolled pass (WGSL has no unroll pragma; a pass written out step by step
+//! The workgroup-memory kernel (`kernels/curl_pow_workgroup.wgsl`, composed in `source.rs`): its
+//! prelude, generated per shape, with the unrolled pass (WGSL has no unroll pragma; a pass written out step by step
 //! keeps its windows and outputs in registers on every compiler), and its memory traffic.
 
 use std::fmt::Write;
 
 use crate::ternary::curl::STATE_LEN;
-
-/// The kernel source after [`prelude`]: the bindings it shares with the storage-buffer kernel,
-/// then its functions.
-pub(super) const KERNEL: &str = concat!(
-    include_str!("../../../kernels/curl_pow_interface.wgsl"),
-    include_str!("../../../kernels/curl_pow_workgroup.wgsl")
-);
 
 /// Trits per invocation with `p` invocations per state.
 pub(super) fn chunk(p: u32) -> u32 {
