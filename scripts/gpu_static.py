@@ -396,6 +396,18 @@ def parse_amd_code(s, entry):
     return streams
 
 
+def scratch_bytes(op):
+    """Bytes one lane moves with a scratch_/buffer_ load or store (dword 4, dwordx2 8, b64 8, …)."""
+    m = re.search(r"dwordx(\d)|_b(\d+)$", op)
+    if m:
+        return 4 * int(m.group(1)) if m.group(1) else int(m.group(2)) // 8
+    if "short" in op:
+        return 2
+    if "byte" in op:
+        return 1
+    return 4
+
+
 def lds_words(op):
     """32-bit words one lane moves with a ds_ read or write."""
     m = re.match(r"ds_(?:read|write|load|store)(2)?(?:st64)?_b(\d+)", op)
@@ -412,7 +424,8 @@ def amd_mix(insts, sboxes):
     mix = dict(valu=len(valu), logic_valu=logic, lds_instructions=len(ds),
                lds_words=sum(lds_words(op) for op in ds),
                divisions=sum(1 for op in valu if AMD_DIVISION.match(op)),
-               scratch_instructions=len(scratch), sboxes=sboxes)
+               scratch_instructions=len(scratch),
+               scratch_bytes=sum(scratch_bytes(op) for op in scratch), sboxes=sboxes)
     if sboxes:
         mix.update(valu_per_sbox=round(len(valu) / sboxes, 3),
                    logic_valu_per_sbox=round(logic / sboxes, 3),
@@ -478,10 +491,9 @@ def model_amd(a, c):
         if h["lds_words"]:
             terms["shared"] = cus * SHARED_WORDS_PER_CLK * clk / (
                 h["lds_words"] / sb * SBOX_WORDS_PER_NONCE)
-        if h["scratch_instructions"]:
-            # Each scratch access moves at least one 4-byte word per lane.
+        if h["scratch_bytes"]:
             terms["local_memory"] = a["dram_gbs"] * 1e9 / (
-                4 * h["scratch_instructions"] / sb * SBOX_WORDS_PER_NONCE)
+                h["scratch_bytes"] / sb * SBOX_WORDS_PER_NONCE)
     return terms
 
 
