@@ -151,7 +151,10 @@ def run(cmd):
 # ---- The variants ------------------------------------------------------------------------------
 def load_variants(binary):
     """The OpenCL rows of `curlpow tune --list --json`."""
-    r = subprocess.run([binary, "tune", "--list", "--json"], capture_output=True, text=True)
+    try:
+        r = subprocess.run([binary, "tune", "--list", "--json"], capture_output=True, text=True)
+    except OSError as e:
+        raise RuntimeError(f"cannot run the curlpow binary {binary}: {e.strerror}") from None
     if r.returncode != 0:
         raise RuntimeError(f"{binary} tune --list --json failed: {r.stderr.strip()}")
     rows = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
