@@ -111,10 +111,29 @@ fn tune_then_reuse(backend: &str) {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let chosen: Vec<&Value> = trials.iter().filter(|t| t["chosen"] == true).collect();
-    assert_eq!(chosen.len(), 1, "{trials:?}");
-    assert_eq!(chosen[0]["verified"], true);
-    let variant = chosen[0]["variant"].as_str().unwrap().to_string();
+    let chosen = |pow: &str| -> Vec<&Value> {
+        trials
+            .iter()
+            .filter(|t| t["chosen"] == true && t["pow"] == pow)
+            .collect()
+    };
+    let tx_chosen = chosen("transaction");
+    assert_eq!(tx_chosen.len(), 1, "{trials:?}");
+    assert_eq!(tx_chosen[0]["verified"], true);
+    let variant = tx_chosen[0]["variant"].as_str().unwrap().to_string();
+    // The block round, when the budget left one, chose at most one verified block variant.
+    let block_chosen = chosen("block");
+    assert!(block_chosen.len() <= 1, "{trials:?}");
+    assert!(
+        block_chosen.iter().all(|t| t["verified"] == true),
+        "{trials:?}"
+    );
+    assert!(
+        trials
+            .iter()
+            .all(|t| (t["pow"] == "block") == (t["phase"] == "block")),
+        "{trials:?}"
+    );
     // Every variant that could be built was probed before any was refined.
     let probed = trials.iter().filter(|t| t["phase"] == "probe").count();
     let first_refine = trials.iter().position(|t| t["phase"] == "refine");
@@ -125,10 +144,22 @@ fn tune_then_reuse(backend: &str) {
             "{trials:?}"
         );
     }
+    // The block trials come last.
+    if let Some(k) = trials.iter().position(|t| t["pow"] == "block") {
+        assert!(
+            trials[k..].iter().all(|t| t["pow"] == "block"),
+            "{trials:?}"
+        );
+    }
     let file = cache.join("curlpow").join("tune.json");
     let cached: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(cached["curlpow"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(cached["devices"].as_object().unwrap().len(), 1, "{cached}");
+    // One choice per proof of work, keyed by it.
+    let keys: Vec<&String> = cached["devices"].as_object().unwrap().keys().collect();
+    let with = |pow: &str| keys.iter().filter(|k| k.starts_with(pow)).count();
+    assert_eq!(with("transaction|"), 1, "{cached}");
+    assert_eq!(with("block|"), block_chosen.len(), "{cached}");
+    assert_eq!(keys.len(), 1 + block_chosen.len(), "{cached}");
 
     // The next process starts from the cache.
     let (d, _) = device(cache, backend, &[]);
@@ -184,21 +215,66 @@ fn list_names_every_variant() {
         .collect();
     assert!(!rows.is_empty());
     for r in &rows {
-        for k in ["backend", "variant", "build_options", "default_for"] {
+        for k in [
+            "pow",
+            "backend",
+            "variant",
+            "kernel",
+            "entry",
+            "build_options",
+            "default_for",
+        ] {
             assert!(r.get(k).is_some(), "{k}: {r}");
+        }
+        assert!(r["pow"] == "transaction" || r["pow"] == "block", "{r}");
+        // What to compile by hand: a file under kernels/ that defines the entry point (OpenCL;
+        // the wgpu search entry points are generated from kernels/search_entry.wgsl).
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("kernels")
+            .join(r["kernel"].as_str().unwrap());
+        let source = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}: {r}"));
+        let entry = r["entry"].as_str().unwrap();
+        assert!(!entry.is_empty(), "{r}");
+        if r["backend"] == "opencl" {
+            assert!(
+                source.contains(&format!("__kernel void {entry}(")),
+                "{} has no kernel {entry}",
+                file.display()
+            );
         }
     }
     if cfg!(feature = "opencl") {
+        // Each GPU default, for each proof of work, on its own kernel.
+        for pow in ["transaction", "block"] {
+            for label in ["gpu:nvidia", "gpu"] {
+                let d: Vec<&Value> = rows
+                    .iter()
+                    .filter(|r| {
+                        r["backend"] == "opencl"
+                            && r["pow"] == pow
+                            && r["default_for"]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .any(|l| l == label)
+                    })
+                    .collect();
+                assert_eq!(d.len(), 1, "{pow} defaults for {label}: {d:?}");
+            }
+        }
         let nv = rows
             .iter()
             .find(|r| {
-                r["default_for"] == serde_json::json!(["gpu:nvidia"]) && r["backend"] == "opencl"
+                r["default_for"] == serde_json::json!(["gpu:nvidia"])
+                    && r["backend"] == "opencl"
+                    && r["pow"] == "transaction"
             })
             .expect("an NVIDIA default");
         assert!(
             nv["build_options"].as_str().unwrap().contains("-DCOOP=1"),
             "{nv}"
         );
+        assert_eq!(nv["kernel"], "curl_pow.cl", "{nv}");
     }
 }
 
@@ -320,7 +396,32 @@ fn auto_tune_child() {
         .join("curlpow")
         .join("tune.json");
     let cached: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(cached["devices"].as_object().unwrap().len(), 1, "{cached}");
+    let entries = cached["devices"].as_object().unwrap();
+    assert_eq!(
+        entries.len(),
+        1 + usize::from(r.block_variant.is_some()),
+        "{cached}"
+    );
+    // A block variant chosen: the device's block searches run on it, verified on the host.
+    if let Some(bv) = &r.block_variant {
+        assert!(entries.keys().any(|k| k.starts_with("block|")), "{cached}");
+        assert_eq!(now.details["block_variant"], bv.as_str(), "{now:?}");
+        assert!(engine.runs_block_pow(&info.id), "{now:?}");
+        let message = vec![7u8; 64];
+        let found = engine
+            .block_pow_with(
+                &message,
+                curlpow::block::score_of(4, message.len()),
+                &PowOptions::default()
+                    .timeout(Duration::from_secs(120))
+                    .selection(Selection {
+                        devices: vec![info.id.clone()],
+                        ..Default::default()
+                    }),
+            )
+            .unwrap();
+        assert_eq!(found.report.device, info.id);
+    }
     drop(engine);
     let next = build(true);
     let d = next

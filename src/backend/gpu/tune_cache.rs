@@ -1,6 +1,6 @@
-//! The tuner's cache: the kernel variant `curlpow tune` chose for each GPU device, kept in
-//! `$XDG_CACHE_HOME/curlpow/tune.json` (`~/.cache/curlpow/tune.json` without it) per backend,
-//! device name and driver version, for one curlpow version. Discovery starts from it unless
+//! The tuner's cache: the kernel variant `curlpow tune` chose for each GPU device and proof of
+//! work, kept in `$XDG_CACHE_HOME/curlpow/tune.json` (`~/.cache/curlpow/tune.json` without it)
+//! per proof of work, backend, device name and driver version, for one curlpow version. Discovery starts from it unless
 //! `CURLPOW_TUNE=0`. A cache that cannot be read, does not parse, or was written by another
 //! curlpow version is ignored with one warning.
 
@@ -31,32 +31,44 @@ pub struct Tuned {
 pub struct TuneFile {
     /// The curlpow version that wrote it; another version's choices are stale.
     pub curlpow: String,
-    /// `backend|device name|driver version` → choice.
+    /// `pow|backend|device name|driver version` → choice (`pow`: `transaction` or `block`).
     pub devices: BTreeMap<String, Tuned>,
 }
 
 impl TuneFile {
-    /// The choice recorded for the device of `backend` with this name and driver version.
+    /// The transaction search's choice recorded for the device of `backend` with this name and
+    /// driver version.
     pub fn get(&self, backend: &str, name: &str, driver: &str) -> Option<&Tuned> {
-        self.devices.get(&key(backend, name, driver))
+        self.get_pow(TRANSACTION, backend, name, driver)
+    }
+
+    /// The choice recorded for the search of `pow` (`transaction` or `block`) on the device of
+    /// `backend` with this name and driver version.
+    pub fn get_pow(&self, pow: &str, backend: &str, name: &str, driver: &str) -> Option<&Tuned> {
+        self.devices.get(&key(pow, backend, name, driver))
     }
 }
 
-/// The key of a device.
-pub fn key(backend: &str, name: &str, driver: &str) -> String {
-    format!("{backend}|{name}|{driver}")
+/// The proof of work of a transaction search, as cache keys and `curlpow tune` name it.
+pub const TRANSACTION: &str = "transaction";
+/// The proof of work of a block search.
+pub const BLOCK: &str = "block";
+
+/// The key of a device's choice for one proof of work.
+pub fn key(pow: &str, backend: &str, name: &str, driver: &str) -> String {
+    format!("{pow}|{backend}|{name}|{driver}")
 }
 
-/// The key of a discovered device: its backend, name and driver version (wgpu: the adapter's
-/// `driver_info`; OpenCL: `driver_version`).
-pub fn key_of(info: &crate::search::device::DeviceInfo) -> String {
+/// The key of a discovered device's choice for `pow`: the proof of work, its backend, name and
+/// driver version (wgpu: the adapter's `driver_info`; OpenCL: `driver_version`).
+pub fn key_of(pow: &str, info: &crate::search::device::DeviceInfo) -> String {
     let driver = match info.backend {
         crate::search::device::Backend::Wgpu => info.details.get("driver_info"),
         _ => info.details.get("driver_version"),
     }
     .and_then(|v| v.as_str())
     .unwrap_or("");
-    key(info.backend.name(), &info.name, driver)
+    key(pow, info.backend.name(), &info.name, driver)
 }
 
 /// Where the cache lives, `None` when neither `XDG_CACHE_HOME` nor `HOME` is set.

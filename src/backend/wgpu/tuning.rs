@@ -129,6 +129,18 @@ impl Tuning {
         ]
     }
 
+    /// The kernel file (under `kernels/`) and the entry point of this tuning's transaction
+    /// search, or of its block search (`block`); `None` where it has none (the workgroup
+    /// kernel runs no block PoW).
+    pub fn kernel_entry(&self, block: bool) -> Option<(&'static str, &'static str)> {
+        match (self.coop > 0, block) {
+            (true, false) => Some(("curl_pow_workgroup.wgsl", "search")),
+            (true, true) => None,
+            (false, false) => Some(("curl_pow.wgsl", "search")),
+            (false, true) => Some(("block_pow.wgsl", "block_search")),
+        }
+    }
+
     /// Bytes of the scratch buffer per invocation: a whole state of the storage-buffer kernel
     /// (words of `word` bytes), or a share of one state (the transform test's input and output)
     /// of the workgroup kernel.

@@ -32,6 +32,8 @@ pub const DEFAULT_TUNE_BUDGET: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, serde::Serialize)]
 #[non_exhaustive]
 pub struct TuneVariant {
+    /// The proof of work it searches: `transaction` or `block`.
+    pub pow: &'static str,
     /// `opencl` or `wgpu`.
     pub backend: &'static str,
     /// The variant's name (`u32:coop`, `u64x8`, `workgroup32`, `storage-f5`, …).
@@ -41,19 +43,27 @@ pub struct TuneVariant {
     pub build_options: String,
     /// The kinds of device it is the untuned default for (`gpu:nvidia`, `gpu`, `cpu`, …).
     pub default_for: Vec<&'static str>,
+    /// Its kernel file under `kernels/` (`curl_pow.cl`, `block_pow.cl`, `curl_pow.wgsl`, …).
+    pub kernel: &'static str,
+    /// The kernel's entry point (`curl_search`, `block_search`, `search`, …): with
+    /// `build_options`, what to compile to rebuild the variant by hand.
+    pub entry: &'static str,
 }
 
 /// One timed trial of one variant at one launch size.
 #[derive(Debug, Clone, serde::Serialize)]
 #[non_exhaustive]
 pub struct TuneTrial {
+    /// The proof of work timed: `transaction` or `block`.
+    pub pow: &'static str,
     /// The device's id.
     pub device_id: String,
     /// The device's name.
     pub device: String,
     /// The variant.
     pub variant: String,
-    /// `probe` (every variant, a short share) or `refine` (the fastest, again).
+    /// `probe` (every variant, a short share), `refine` (the fastest, again) or `block` (a
+    /// block-search variant).
     pub phase: &'static str,
     /// The launch size it ran with (work-items per launch); `None`: the adaptive sizing.
     pub launch_items: Option<usize>,
@@ -61,7 +71,7 @@ pub struct TuneTrial {
     pub nonces_per_second: f64,
     /// Whether its nonce passed the host check.
     pub verified: bool,
-    /// Whether this trial was chosen (one per device at most).
+    /// Whether this trial was chosen (one per device and proof of work at most).
     pub chosen: bool,
     /// Why it has no rate, when it has none.
     pub error: Option<String>,
@@ -79,7 +89,11 @@ pub struct TuneReport {
     pub variant: Option<String>,
     /// Its rate.
     pub nonces_per_second: f64,
-    /// Where the choice was recorded (the cache file), when it was.
+    /// The chosen block-search variant, if one verified.
+    pub block_variant: Option<String>,
+    /// Its rate (block nonces per second).
+    pub block_nonces_per_second: f64,
+    /// Where the choices were recorded (the cache file), when it was.
     pub cache: Option<std::path::PathBuf>,
     /// Why the choice was not recorded, when it was not.
     pub cache_error: Option<String>,
@@ -87,7 +101,8 @@ pub struct TuneReport {
     pub seconds: f64,
 }
 
-/// Every kernel variant of every compiled GPU backend (`curlpow tune --list`).
+/// Every kernel variant of every compiled GPU backend, for both proofs of work (`curlpow tune
+/// --list`): the transaction variants, then the block variants.
 pub fn tune_variants() -> Vec<TuneVariant> {
     #[cfg(any(feature = "opencl", feature = "wgpu"))]
     {
@@ -99,11 +114,13 @@ pub fn tune_variants() -> Vec<TuneVariant> {
     }
 }
 
-/// A GPU device that switches, once, from its default variant to the tuner's choice. Searches
-/// read which one is current once per search (one atomic load), never inside a search.
+/// A GPU device that switches, once, from its default variant to the tuner's choice, and its
+/// block searches, once, to the tuner's block choice. Searches read which one is current once
+/// per search (one atomic load), never inside a search.
 pub(crate) struct Tunable {
     default: Arc<dyn Device>,
     tuned: OnceLock<(Arc<dyn Device>, DeviceInfo)>,
+    tuned_block: OnceLock<Arc<dyn Device>>,
 }
 
 impl Tunable {
@@ -111,6 +128,7 @@ impl Tunable {
         Tunable {
             default,
             tuned: OnceLock::new(),
+            tuned_block: OnceLock::new(),
         }
     }
 
@@ -118,10 +136,21 @@ impl Tunable {
         self.tuned.get().map_or(&self.default, |t| &t.0)
     }
 
+    /// The device block searches run on: the block choice, else the current one.
+    fn current_block(&self) -> &Arc<dyn Device> {
+        self.tuned_block.get().unwrap_or_else(|| self.current())
+    }
+
     /// Switch to `device` (described by `info`); a second switch is ignored.
     #[cfg_attr(not(any(feature = "opencl", feature = "wgpu")), allow(dead_code))]
     fn switch(&self, device: Arc<dyn Device>, info: DeviceInfo) {
         let _ = self.tuned.set((device, info));
+    }
+
+    /// Switch block searches to `device`; a second switch is ignored.
+    #[cfg_attr(not(any(feature = "opencl", feature = "wgpu")), allow(dead_code))]
+    fn switch_block(&self, device: Arc<dyn Device>) {
+        let _ = self.tuned_block.set(device);
     }
 }
 
@@ -149,7 +178,15 @@ impl Device for Tunable {
     }
 
     fn nonces_tried(&self) -> u64 {
-        self.default.nonces_tried() + self.tuned.get().map_or(0, |t| t.0.nonces_tried())
+        let block = self
+            .tuned_block
+            .get()
+            .filter(|b| {
+                !Arc::ptr_eq(b, &self.default)
+                    && self.tuned.get().is_none_or(|t| !Arc::ptr_eq(b, &t.0))
+            })
+            .map_or(0, |b| b.nonces_tried());
+        self.default.nonces_tried() + self.tuned.get().map_or(0, |t| t.0.nonces_tried()) + block
     }
 
     fn prepare(&self) -> Result<(), Error> {
@@ -161,7 +198,7 @@ impl Device for Tunable {
     }
 
     fn supports_block_pow(&self) -> bool {
-        self.current().supports_block_pow()
+        self.current_block().supports_block_pow()
     }
 
     fn search_block(
@@ -170,7 +207,7 @@ impl Device for Tunable {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        self.current().search_block(job, range, ctl)
+        self.current_block().search_block(job, range, ctl)
     }
 }
 
@@ -341,12 +378,14 @@ impl Engine {
         {
             let _lease = super::bench::hold(reg, i)?;
             let tuned = crate::engine::tune::tuner::tune(&info, budget, keep_going);
-            if let (Some(dev), Some(Some(t))) = (
-                tuned.device,
-                self.inner.auto_tune.as_ref().map(|at| &at.tunable[i]),
-            ) {
-                let info = crate::engine::tune::tuner::tuned_info(&*dev, &tuned.report);
-                t.switch(dev, info);
+            if let Some(Some(t)) = self.inner.auto_tune.as_ref().map(|at| &at.tunable[i]) {
+                if let Some(dev) = tuned.device {
+                    let info = crate::engine::tune::tuner::tuned_info(&*dev, &tuned.report);
+                    t.switch(dev, info);
+                }
+                if let Some(dev) = tuned.block_device {
+                    t.switch_block(dev);
+                }
             }
             Ok(tuned.report)
         }

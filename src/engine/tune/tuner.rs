@@ -12,13 +12,21 @@
 //!    launch sizing and with the launch size fixed at half and twice what the sizing settled
 //!    on, the rest of the budget shared equally.
 //!
+//! Then the **block** round, in the last [`BLOCK_SHARE`] of the budget: each block-search
+//! variant of the backend (reusing a device already open with it where there is one) is
+//! checked on a block PoW whose nonce must pass the host check and timed at an unreachable
+//! target, each for an equal share.
+//!
 //! No trial starts after the budget is spent; the one under way may still finish its build
-//! (a kernel compile is not interruptible) and its share. The fastest verified trial wins; its
-//! device, already built, is returned for the engine to switch to.
+//! (a kernel compile is not interruptible) and its share. For each proof of work the fastest
+//! verified trial wins and is recorded in the cache under that proof of work; its device,
+//! already built, is returned for the engine to switch to (block searches to the block
+//! choice's).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::search::block::BlockJob;
 use crate::search::device::{Backend, Device, DeviceInfo, DiscoverOptions};
 use crate::search::job::SearchJob;
 use crate::search::nonce::CounterRange;
@@ -29,34 +37,85 @@ use crate::engine::{TuneReport, TuneTrial, TuneVariant};
 
 /// The share of the budget the probe round gets (the rest refines).
 pub(crate) const PROBE_SHARE: f64 = 0.4;
+/// The share of the budget the block round gets, at the end (the transaction rounds take the
+/// rest).
+pub(crate) const BLOCK_SHARE: f64 = 0.25;
 /// How many of the fastest variants the refine round times again.
 pub(crate) const REFINED: usize = 2;
 /// The least time one trial is timed for (shorter measures mostly the launch sizing's ramp).
 const MIN_SHARE: Duration = Duration::from_millis(30);
 
-/// Every variant of every compiled GPU backend.
+/// Every variant of every compiled GPU backend, transaction search first, then block search.
 pub fn variants() -> Vec<TuneVariant> {
+    let mut v = transaction_variants();
+    v.extend(block_variants());
+    v
+}
+
+/// The transaction-search variants of every compiled GPU backend (the ones the tuner times).
+fn transaction_variants() -> Vec<TuneVariant> {
     #[allow(unused_mut)]
     let mut v = Vec::new();
     #[cfg(feature = "opencl")]
     for k in crate::backend::opencl::KernelConfig::candidates() {
+        let (kernel, entry) = crate::backend::opencl::KernelConfig::SEARCH_KERNEL;
         v.push(TuneVariant {
+            pow: "transaction",
             backend: "opencl",
             variant: k.name(),
             build_options: k.reference_build_options(),
             default_for: k.default_labels(),
+            kernel,
+            entry,
         });
     }
     #[cfg(feature = "wgpu")]
-    for (name, t, default_for) in crate::backend::wgpu::Tuning::variants() {
+    v.extend(wgpu_variants(false));
+    v
+}
+
+/// The block-search variants of every compiled GPU backend.
+fn block_variants() -> Vec<TuneVariant> {
+    #[allow(unused_mut)]
+    let mut v = Vec::new();
+    #[cfg(feature = "opencl")]
+    {
+        use crate::backend::opencl::KernelConfig;
+        let (kernel, entry) = KernelConfig::BLOCK_KERNEL;
         v.push(TuneVariant {
-            backend: "wgpu",
-            variant: name.into(),
-            build_options: format!("fuse={},coop={}", t.fuse, t.coop),
-            default_for,
+            pow: "block",
+            backend: "opencl",
+            variant: KernelConfig::BLOCK_VARIANT.into(),
+            build_options: String::new(),
+            // The one block kernel: every OpenCL device's.
+            default_for: vec!["gpu:nvidia", "gpu", "accelerator", "cpu"],
+            kernel,
+            entry,
         });
     }
+    #[cfg(feature = "wgpu")]
+    v.extend(wgpu_variants(true));
     v
+}
+
+/// The wgpu variants that have a search of this proof of work (`block`).
+#[cfg(feature = "wgpu")]
+fn wgpu_variants(block: bool) -> Vec<TuneVariant> {
+    crate::backend::wgpu::Tuning::variants()
+        .into_iter()
+        .filter_map(|(name, t, default_for)| {
+            let (kernel, entry) = t.kernel_entry(block)?;
+            Some(TuneVariant {
+                pow: if block { "block" } else { "transaction" },
+                backend: "wgpu",
+                variant: name.into(),
+                build_options: format!("fuse={},coop={}", t.fuse, t.coop),
+                default_for,
+                kernel,
+                entry,
+            })
+        })
+        .collect()
 }
 
 /// One variant opened on the device, with the hooks the tuner needs.
@@ -98,7 +157,7 @@ impl Candidate {
     }
 }
 
-/// The variants of `info`'s backend, the device's current one first.
+/// The transaction variants of `info`'s backend, the device's current one first.
 fn names(info: &DeviceInfo) -> Vec<String> {
     let current = info
         .details
@@ -106,7 +165,7 @@ fn names(info: &DeviceInfo) -> Vec<String> {
         .and_then(|v| v.as_str())
         .unwrap_or(info.kernel.as_str())
         .to_string();
-    let mut v: Vec<String> = variants()
+    let mut v: Vec<String> = transaction_variants()
         .into_iter()
         .filter(|v| v.backend == info.backend.name())
         .map(|v| v.variant)
@@ -116,6 +175,15 @@ fn names(info: &DeviceInfo) -> Vec<String> {
         v.insert(0, c);
     }
     v
+}
+
+/// The block variants of `info`'s backend.
+fn block_names(info: &DeviceInfo) -> Vec<String> {
+    block_variants()
+        .into_iter()
+        .filter(|v| v.backend == info.backend.name())
+        .map(|v| v.variant)
+        .collect()
 }
 
 /// Open the device `info` describes with the variant `name` (a second context on the same
@@ -178,6 +246,48 @@ fn verify(dev: &dyn Device, until: Instant) -> Result<(), String> {
     Ok(())
 }
 
+/// The block every block trial searches: a fixed 300-byte message at `zeros` trailing zeros.
+fn block_job(zeros: usize) -> Result<BlockJob, String> {
+    let message: Vec<u8> = crate::ternary::xorshift::bytes(0xB10C_0000_0000_0300)
+        .take(300)
+        .collect();
+    let target = crate::search::block::score_of(zeros, message.len());
+    BlockJob::new(&message, target).map_err(|e| e.to_string())
+}
+
+/// Build the device's block search and check it: a block PoW of 6 trailing zeros whose nonce
+/// must pass the host check.
+fn verify_block(dev: &dyn Device, until: Instant) -> Result<(), String> {
+    use crate::search::control::SearchControl;
+    if !dev.supports_block_pow() {
+        return Err("this variant runs no block PoW".into());
+    }
+    dev.prepare().map_err(|e| e.to_string())?;
+    let job = block_job(6)?;
+    let ctl = SearchControl::new(
+        None,
+        Some(until.max(Instant::now() + Duration::from_secs(1))),
+    );
+    let out = dev
+        .search_block(&job, crate::search::block::COUNTERS, &ctl)
+        .map_err(|e| e.to_string())?;
+    let hit = out.hit.ok_or("no nonce before the time was up")?;
+    job.verify(hit).ok_or("its nonce failed the host check")?;
+    Ok(())
+}
+
+/// Block nonces per second at an unreachable target for `share`.
+fn rate_block(dev: &dyn Device, share: Duration) -> Result<f64, String> {
+    use crate::search::control::SearchControl;
+    let job = block_job(243)?;
+    let t = Instant::now();
+    let ctl = SearchControl::new(None, Some(t + share));
+    let out = dev
+        .search_block(&job, crate::search::block::COUNTERS, &ctl)
+        .map_err(|e| e.to_string())?;
+    Ok(out.nonces as f64 / t.elapsed().as_secs_f64().max(1e-9))
+}
+
 /// Nonces per second at an unreachable weight for `share`.
 fn rate(dev: &dyn Device, share: Duration) -> Result<f64, String> {
     use crate::search::control::SearchControl;
@@ -190,11 +300,12 @@ fn rate(dev: &dyn Device, share: Duration) -> Result<f64, String> {
     Ok(out.nonces as f64 / t.elapsed().as_secs_f64().max(1e-9))
 }
 
-/// The outcome of [`tune`]: the report, and the chosen variant's device, built, for the
-/// engine to switch to.
+/// The outcome of [`tune`]: the report, and the chosen variants' devices, built, for the
+/// engine to switch to (the transaction search's, and the block search's).
 pub(crate) struct Tuned {
     pub report: TuneReport,
     pub device: Option<Arc<dyn Device>>,
+    pub block_device: Option<Arc<dyn Device>>,
 }
 
 /// Tune the device `info` describes for about `budget`, recording the choice in the cache.
@@ -202,8 +313,17 @@ pub(crate) struct Tuned {
 /// dropped) without a choice.
 pub(crate) fn tune(info: &DeviceInfo, budget: Duration, keep_going: &dyn Fn() -> bool) -> Tuned {
     let started = Instant::now();
-    let deadline = started + budget;
-    let trial = |variant: &str, phase, launch_items| TuneTrial {
+    let end = started + budget;
+    // The transaction rounds stop where the block round's share starts.
+    let block_names = block_names(info);
+    let deadline = if block_names.is_empty() {
+        end
+    } else {
+        started + budget.mul_f64(1.0 - BLOCK_SHARE)
+    };
+    let budget = deadline - started;
+    let trial = |pow, variant: &str, phase, launch_items| TuneTrial {
+        pow,
         device_id: info.id.clone(),
         device: info.name.clone(),
         variant: variant.to_string(),
@@ -229,7 +349,7 @@ pub(crate) fn tune(info: &DeviceInfo, budget: Duration, keep_going: &dyn Fn() ->
             stopped = true;
             break;
         }
-        let mut t = trial(name, "probe", None);
+        let mut t = trial(tune_cache::TRANSACTION, name, "probe", None);
         let measured = open(info, name).and_then(|c| {
             verify(&*c.device(), deadline)?;
             let left = deadline.saturating_duration_since(Instant::now());
@@ -271,7 +391,7 @@ pub(crate) fn tune(info: &DeviceInfo, budget: Duration, keep_going: &dyn Fn() ->
         left_trials = left_trials.saturating_sub(1);
         let (_, name, c) = &kept[k];
         c.force_items(items);
-        let mut t = trial(name, "refine", items);
+        let mut t = trial(tune_cache::TRANSACTION, name, "refine", items);
         match rate(&*c.device(), share) {
             Ok(r) => {
                 t.verified = true;
@@ -286,6 +406,8 @@ pub(crate) fn tune(info: &DeviceInfo, budget: Duration, keep_going: &dyn Fn() ->
         trials,
         variant: None,
         nonces_per_second: 0.0,
+        block_variant: None,
+        block_nonces_per_second: 0.0,
         cache: None,
         cache_error: None,
         seconds: 0.0,
@@ -303,22 +425,126 @@ pub(crate) fn tune(info: &DeviceInfo, budget: Duration, keep_going: &dyn Fn() ->
             c.force_items(items);
             device = Some(c.device());
         }
-        match tune_cache::store(
-            &tune_cache::key_of(info),
-            tune_cache::Tuned {
-                variant: variant.clone(),
-                nonces_per_second: rate,
-                launch_items: items,
-            },
-        ) {
-            Ok(p) => report.cache = Some(p),
-            Err(e) => report.cache_error = Some(e),
-        }
+        record(
+            &mut report,
+            tune_cache::TRANSACTION,
+            info,
+            &variant,
+            rate,
+            items,
+        );
         report.variant = Some(variant);
         report.nonces_per_second = rate;
     }
+    let mut block_device = None;
+    if !stopped && !block_names.is_empty() {
+        let (trials, best) = block_round(info, &block_names, &kept, end, keep_going, &trial);
+        report.trials.extend(trials);
+        if let Some((variant, rate, dev)) = best {
+            record(&mut report, tune_cache::BLOCK, info, &variant, rate, None);
+            report.block_variant = Some(variant);
+            report.block_nonces_per_second = rate;
+            block_device = Some(dev);
+        }
+    }
     report.seconds = started.elapsed().as_secs_f64();
-    Tuned { report, device }
+    Tuned {
+        report,
+        device,
+        block_device,
+    }
+}
+
+/// Record the choice for `pow` in the cache, noting where (or why not) in the report.
+fn record(
+    report: &mut TuneReport,
+    pow: &str,
+    info: &DeviceInfo,
+    variant: &str,
+    rate: f64,
+    launch_items: Option<usize>,
+) {
+    match tune_cache::store(
+        &tune_cache::key_of(pow, info),
+        tune_cache::Tuned {
+            variant: variant.to_string(),
+            nonces_per_second: rate,
+            launch_items,
+        },
+    ) {
+        Ok(p) => report.cache = Some(p),
+        Err(e) => report.cache_error = Some(e),
+    }
+}
+
+/// The block round: each of `names` checked and timed until `end`, each for an equal share; the
+/// trials, and the fastest verified variant with its rate and device. A device already open
+/// with the variant (`kept`) is reused; OpenCL's one block kernel runs on any of its devices.
+fn block_round(
+    info: &DeviceInfo,
+    names: &[String],
+    kept: &[(f64, String, Candidate)],
+    end: Instant,
+    keep_going: &dyn Fn() -> bool,
+    trial: &dyn Fn(&'static str, &str, &'static str, Option<usize>) -> TuneTrial,
+) -> (Vec<TuneTrial>, Option<(String, f64, Arc<dyn Device>)>) {
+    let mut trials = Vec::new();
+    let mut best: Option<(String, f64, Arc<dyn Device>)> = None;
+    for (k, name) in names.iter().enumerate() {
+        let now = Instant::now();
+        if now >= end || !keep_going() {
+            break;
+        }
+        let share = ((end - now) / (names.len() - k) as u32).max(MIN_SHARE);
+        let mut t = trial(tune_cache::BLOCK, name, "block", None);
+        let reuse = kept
+            .iter()
+            .find(|(_, n, _)| n == name || info.backend == Backend::Opencl)
+            .map(|(_, _, c)| c.device());
+        let opened = match reuse {
+            Some(d) => Ok(d),
+            None if info.backend == Backend::Opencl => {
+                // No transaction variant verified: the device's current one carries the block
+                // kernel.
+                names_first(info).and_then(|n| open(info, &n).map(|c| c.device()))
+            }
+            None => open(info, name).map(|c| c.device()),
+        };
+        let measured = opened.and_then(|d| {
+            verify_block(&*d, end)?;
+            let left = end.saturating_duration_since(Instant::now());
+            Ok((rate_block(&*d, share.min(left).max(MIN_SHARE))?, d))
+        });
+        match measured {
+            Ok((r, d)) => {
+                t.verified = true;
+                t.nonces_per_second = r;
+                if best.as_ref().is_none_or(|b| r > b.1) {
+                    best = Some((name.clone(), r, d));
+                }
+            }
+            Err(e) => t.error = Some(e),
+        }
+        trials.push(t);
+    }
+    if let Some((name, _, _)) = &best {
+        if let Some(t) = trials
+            .iter_mut()
+            .filter(|t| t.verified && t.variant == *name)
+            .max_by(|x, y| x.nonces_per_second.total_cmp(&y.nonces_per_second))
+        {
+            t.chosen = true;
+        }
+    }
+    (trials, best)
+}
+
+/// The device's current transaction variant.
+fn names_first(info: &DeviceInfo) -> Result<String, String> {
+    names(info)
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("{}: no variant to open", info.id))
 }
 
 /// The description of a device switched to its tuned variant: the variant's own, marked as
@@ -332,6 +558,10 @@ pub(crate) fn tuned_info(dev: &dyn Device, report: &TuneReport) -> DeviceInfo {
     );
     if let Some(v) = &report.variant {
         info.details.insert("variant".into(), v.clone().into());
+    }
+    if let Some(v) = &report.block_variant {
+        info.details
+            .insert("block_variant".into(), v.clone().into());
     }
     info
 }

@@ -2,7 +2,7 @@
 //! [`curlpow::Engine::tune_device`]: its variants × launch sizes timed for a bounded time, the
 //! fastest whose nonces verify on the host kept and recorded in the tuner's cache,
 //! `$XDG_CACHE_HOME/curlpow/tune.json`, which later processes start from). `--list` prints the
-//! variants instead.
+//! variants of both proofs of work instead, with what to compile to rebuild each by hand.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -24,8 +24,10 @@ pub struct TuneArgs {
     /// Print the variants (one line each) instead of tuning.
     #[arg(long)]
     list: bool,
-    /// One JSON object per line: with --list `backend`, `variant`, `build_options`,
-    /// `default_for`; when tuning, one per trial (variant and launch size) and device.
+    /// One JSON object per line: with --list `pow` (`transaction` or `block`), `backend`,
+    /// `variant`, `build_options`, `default_for`, `kernel` (its file under `kernels/`) and
+    /// `entry` (the kernel function); when tuning, one per trial (variant and launch size) and
+    /// device.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -40,10 +42,12 @@ pub fn run(a: TuneArgs) -> Result<ExitCode> {
                 out.line(serde_json::to_string(&v)?)?;
             } else {
                 out.line(format_args!(
-                    "{:<7} {:<12} {:<22} {}",
+                    "{:<11} {:<7} {:<12} {:<22} {:<24} {}",
+                    v.pow,
                     v.backend,
                     v.variant,
                     v.default_for.join(","),
+                    format!("{}:{}", v.kernel, v.entry),
                     v.build_options
                 ))?;
             }
@@ -76,13 +80,20 @@ pub fn run(a: TuneArgs) -> Result<ExitCode> {
         if report.variant.is_none() {
             errln!("curlpow: tune: {}: no variant verified", info.id);
         }
+        if report.variant.is_some() && report.block_variant.is_none() {
+            errln!(
+                "curlpow: tune: {}: no block-search variant verified (block PoW keeps its default)",
+                info.id
+            );
+        }
         for t in &report.trials {
             if a.json {
                 out.line(serde_json::to_string(t)?)?;
             } else {
                 out.line(format_args!(
-                    "{:<12} {:<12} {:<6} {:>9} {:>12.3} M nonces/s  {}{}",
+                    "{:<12} {:<11} {:<12} {:<6} {:>9} {:>12.3} M nonces/s  {}{}",
                     t.device_id,
+                    t.pow,
                     t.variant,
                     t.phase,
                     t.launch_items
