@@ -97,23 +97,21 @@ pub(crate) fn block_words<A: AsMut<[u64]>>(
             (rl[2][k], rh[2][k]) = row::<21>(b[42..63].try_into().expect("21"));
             (rl[3][k], rh[3][k]) = row::<18>(b[63..81].try_into().expect("18"));
         }
-        for s in 0..4 {
-            for k in group.len()..64 {
-                (rl[s][k], rh[s][k]) = (!0, !0);
-            }
-            transpose64(&mut rl[s]);
-            transpose64(&mut rh[s]);
-            let (off, n) = SEGMENTS[s];
+        for ((rl, rh), &(off, n)) in rl.iter_mut().zip(rh.iter_mut()).zip(&SEGMENTS) {
+            rl[group.len()..].fill(!0);
+            rh[group.len()..].fill(!0);
+            transpose64(rl);
+            transpose64(rh);
             for x in 0..3 * n {
-                lo[3 * off + x].as_mut()[w] = rl[s][x];
-                hi[3 * off + x].as_mut()[w] = rh[s][x];
+                lo[3 * off + x].as_mut()[w] = rl[x];
+                hi[3 * off + x].as_mut()[w] = rh[x];
             }
         }
     }
     for w in msgs.len().div_ceil(64)..words {
-        for x in 0..HASH_LEN {
-            lo[x].as_mut()[w] = !0;
-            hi[x].as_mut()[w] = !0;
+        for (l, h) in lo.iter_mut().zip(hi.iter_mut()) {
+            l.as_mut()[w] = !0;
+            h.as_mut()[w] = !0;
         }
     }
 }
