@@ -85,7 +85,7 @@ pub use backend::cpu::{max_threads, CpuKernel};
 pub use base::error::{Error, InternalError, TryteError};
 pub use base::kinds::{Backend, DeviceKind};
 pub use engine::attach::{Attached, Hash, MAX_TIMESTAMP};
-pub use engine::hash_batch::{hash_many, hash_many_trits, verify_many};
+pub use engine::hash_batch::{hash_many, hash_many_trits, hash_many_trytes, verify_many};
 pub use engine::registry::{DeviceReport, DeviceStats, Selection};
 pub use engine::{
     bench_transaction, tune_variants, BenchResult, BlockPowResult, BuiltFor, Engine, EngineBuilder,

@@ -9,6 +9,7 @@ mod cli;
 mod cli_block;
 mod cli_bounds;
 mod cli_faults;
+mod cli_hash;
 mod cli_hostile;
 mod cli_input;
 mod cli_local_state;

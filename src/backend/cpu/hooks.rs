@@ -3,9 +3,10 @@
 //! transforms for the benches, and batch absorbing for hashing many messages.
 
 use super::kernel::{Template, Work};
+use super::messages::Messages;
 use super::passes::transform;
 use super::simd::{Simd, Trit};
-use super::transpose::{rows_to_words, words_to_rows, WINDOW};
+use super::transpose::words_to_rows;
 use super::wavefront::SLOTS;
 use crate::search::bitslice::{BadTrit, Planes};
 use crate::search::layout::KernelJob;
@@ -107,28 +108,31 @@ pub(crate) fn bare_transforms<S: Simd>(s: S, job: &KernelJob<'_>, n: usize) -> u
 }
 
 /// Batch hook: absorb up to `LANES` messages of equal length (at least one whole 243-trit
-/// block, valid trits), one per lane, with this kernel's transform, and write the first
-/// `out_len` trits (natural order: 243 for a hash, 729 for a mid-state) of each final state to
-/// `out`, message after message. Between blocks the state is read back in natural order (the
-/// transform stores it permuted, `PLAN.pos`) and the next block written over the rate.
-pub(crate) fn absorb_lanes<S: Simd>(s: S, msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
+/// block, valid digits; trits or trytes, [`Messages`]), one per lane, with this kernel's
+/// transform, and write the first `out_len` trits (natural order: 243 for a hash, 729 for a
+/// mid-state) of each final state to `out`, message after message. Between blocks the state is
+/// read back in natural order (the transform stores it permuted, `PLAN.pos`) and the next block
+/// written over the rate.
+pub(crate) fn absorb_lanes<S: Simd>(s: S, msgs: Messages<'_>, out_len: usize, out: &mut [i8]) {
     s.vectorize(
         #[inline(always)]
         || {
             let n = msgs.len();
-            let len = msgs.first().map_or(0, |m| m.len());
+            let len = if n == 0 { 0 } else { msgs.trits(0) };
             assert!(n <= S::LANES && out_len <= STATE_LEN && out.len() == n * out_len);
             assert!(len >= HASH_LEN && len.is_multiple_of(HASH_LEN));
-            assert!(msgs.iter().all(|m| m.len() == len));
+            assert!((0..n).all(|i| msgs.trits(i) == len));
             let pos = S::PLAN.pos;
             let mut tpl = vec![s.splat(0); SLOTS];
             let mut y = vec![s.splat(0); SLOTS];
-            // The messages' trits as lane words, a window of 33 blocks at a time (1 MB).
-            let mut lo = vec![S::Words::default(); len.min(WINDOW)];
-            let mut hi = vec![S::Words::default(); len.min(WINDOW)];
-            for win in (0..len).step_by(WINDOW) {
-                let wl = (len - win).min(WINDOW);
-                rows_to_words(msgs, win, &mut lo[..wl], &mut hi[..wl]);
+            // The messages' trits as lane words, a window at a time (33 blocks of trits: 1 MB
+            // with 512 lanes; one block of trytes).
+            let window = msgs.window();
+            let mut lo = vec![S::Words::default(); len.min(window)];
+            let mut hi = vec![S::Words::default(); len.min(window)];
+            for win in (0..len).step_by(window) {
+                let wl = (len - win).min(window);
+                msgs.load(win, &mut lo[..wl], &mut hi[..wl]);
                 for start in (0..wl).step_by(HASH_LEN) {
                     for x in 0..HASH_LEN {
                         tpl[x] = s.trit_from_words(lo[start + x].as_ref(), hi[start + x].as_ref());

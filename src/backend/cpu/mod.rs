@@ -10,6 +10,7 @@ pub(crate) mod batch;
 mod hooks;
 #[cfg(target_arch = "x86_64")]
 mod kernel;
+pub(crate) mod messages;
 #[cfg(target_arch = "x86_64")]
 mod passes;
 mod platform;
@@ -20,6 +21,7 @@ mod simd;
 #[cfg(target_arch = "x86_64")]
 mod sweep;
 pub(crate) mod transpose;
+mod tryte_words;
 #[cfg(target_arch = "x86_64")]
 mod wavefront;
 

@@ -7,6 +7,7 @@
 //! accesses are `unsafe` blocks of their own, in the passes (`passes.rs`), each with its
 //! `SAFETY` comment.
 
+use super::messages::Messages;
 #[cfg(target_arch = "x86_64")]
 use super::{avx2::Avx2, avx512::Avx512, hooks, kernel};
 use crate::base::error::Error;
@@ -249,10 +250,11 @@ impl CpuKernel {
     }
 
     /// Batch hashing: absorb every message (equal lengths, at least one whole 243-trit block,
-    /// valid trits) bit-sliced across messages with this kernel's transform, `lanes()` messages
-    /// per pass, and write the first `out_len` trits (1..=729) of each final state to `out`,
-    /// message after message. A kernel this CPU lacks falls back to the portable one.
-    pub(crate) fn absorb_many(self, msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
+    /// valid digits; trits or trytes) bit-sliced across messages with this kernel's transform,
+    /// `lanes()` messages per pass, and write the first `out_len` trits (1..=729) of each final
+    /// state to `out`, message after message. A kernel this CPU lacks falls back to the
+    /// portable one.
+    pub(crate) fn absorb_many(self, msgs: Messages<'_>, out_len: usize, out: &mut [i8]) {
         assert!(out_len > 0 && out.len() == msgs.len() * out_len);
         match self {
             #[cfg(target_arch = "x86_64")]
@@ -276,14 +278,15 @@ impl CpuKernel {
 
 /// Run `f` on each `lanes` messages and their part of `out`.
 fn for_each_chunk(
-    msgs: &[&[i8]],
+    msgs: Messages<'_>,
     lanes: usize,
     out_len: usize,
     out: &mut [i8],
-    mut f: impl FnMut(&[&[i8]], &mut [i8]),
+    mut f: impl FnMut(Messages<'_>, &mut [i8]),
 ) {
-    for (chunk, o) in msgs.chunks(lanes).zip(out.chunks_mut(lanes * out_len)) {
-        f(chunk, o);
+    for (i, o) in out.chunks_mut(lanes * out_len).enumerate() {
+        let end = msgs.len().min(lanes * (i + 1));
+        f(msgs.slice(lanes * i..end), o);
     }
 }
 

@@ -1,6 +1,7 @@
 //! The portable 64-lane kernel: one `u64` per trit half, double-buffered, the 4-operation S-box.
 //! It runs on every CPU and is the reference the SIMD kernels are tested against.
 
+use super::messages::Messages;
 use crate::search::bitslice::{self, BadTrit, Planes};
 use crate::search::control::Worker;
 use crate::search::layout::{KernelJob, Layout, LayoutCounter};
@@ -179,22 +180,23 @@ pub(crate) fn bare_transforms(job: &KernelJob<'_>, n: usize) -> u64 {
 }
 
 /// Batch hook: absorb up to 64 messages of equal length (at least one whole 243-trit block,
-/// valid trits), one per lane, and write the first `out_len` trits of each final state to
+/// valid digits), one per lane, and write the first `out_len` trits of each final state to
 /// `out`, message after message (see the SIMD kernels' `absorb_lanes`).
-pub(crate) fn absorb_lanes(msgs: &[&[i8]], out_len: usize, out: &mut [i8]) {
-    use super::transpose::{rows_to_words, words_to_rows, WINDOW};
+pub(crate) fn absorb_lanes(msgs: Messages<'_>, out_len: usize, out: &mut [i8]) {
+    use super::transpose::words_to_rows;
     let n = msgs.len();
-    let len = msgs.first().map_or(0, |m| m.len());
+    let len = if n == 0 { 0 } else { msgs.trits(0) };
     assert!(n <= LANES && out_len <= STATE_LEN && out.len() == n * out_len);
     assert!(len >= HASH_LEN && len.is_multiple_of(HASH_LEN));
-    assert!(msgs.iter().all(|m| m.len() == len));
+    assert!((0..n).all(|i| msgs.trits(i) == len));
     let mut s = State::broadcast(&[0; STATE_LEN]);
     let mut scratch = s.clone();
-    let mut lo = vec![[0u64; 1]; len.min(WINDOW)];
-    let mut hi = vec![[0u64; 1]; len.min(WINDOW)];
-    for win in (0..len).step_by(WINDOW) {
-        let wl = (len - win).min(WINDOW);
-        rows_to_words(msgs, win, &mut lo[..wl], &mut hi[..wl]);
+    let window = msgs.window();
+    let mut lo = vec![[0u64; 1]; len.min(window)];
+    let mut hi = vec![[0u64; 1]; len.min(window)];
+    for win in (0..len).step_by(window) {
+        let wl = (len - win).min(window);
+        msgs.load(win, &mut lo[..wl], &mut hi[..wl]);
         for start in (0..wl).step_by(HASH_LEN) {
             for x in 0..HASH_LEN {
                 s.lo[x] = lo[start + x][0];
