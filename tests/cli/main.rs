@@ -14,3 +14,4 @@ mod cli_input;
 mod cli_output;
 mod cli_parsers_random;
 mod cli_support;
+mod doctor;
