@@ -403,10 +403,16 @@ fn root_that_is_not_a_folder_is_a_usage_error() {
         .stderr(predicates::str::contains("not a folder"));
 }
 
-/// This host, probed as a user runs it: no panic; exit 0 where no GPU node exists.
+/// This host, probed as a user runs it: no panic; exit 0 where no GPU node exists; the
+/// `CURLPOW_*` settings named, credentials not shown.
 #[test]
 fn this_host() {
-    let out = curlpow().arg("doctor").output().unwrap();
+    let out = curlpow()
+        .arg("doctor")
+        .env("CURLPOW_TUNE", "0")
+        .env("CURLPOW_REMOTE_AUTH", "alice:hunter2")
+        .output()
+        .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let code = out.status.code().unwrap();
     assert!(code == 0 || code == 1, "{text}");
@@ -414,7 +420,31 @@ fn this_host() {
         text.lines().last().unwrap().starts_with("doctor: "),
         "{text}"
     );
-    assert!(lines(&text, "ok", "cpu").len() == 1, "{text}");
+    assert_eq!(lines(&text, "ok", "cpu").len(), 1, "{text}");
+    assert!(
+        lines(&text, "ok", "device")
+            .iter()
+            .any(|l| l.contains("cpu (cpu")),
+        "{text}"
+    );
+    assert_eq!(lines(&text, "ok", "search").len(), 1, "{text}");
+    assert!(text.contains("ok    setting   CURLPOW_TUNE=0"), "{text}");
+    assert!(
+        lines(&text, "ok", "tune")
+            .iter()
+            .any(|l| l.contains("ignored: CURLPOW_TUNE=0")),
+        "{text}"
+    );
+    assert!(
+        !text.contains("hunter2"),
+        "a credential was printed: {text}"
+    );
+    let json = curlpow().args(["doctor", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(v["live"]["devices"]
+        .as_array()
+        .is_some_and(|d| !d.is_empty()));
+    assert_eq!(v["exit_code"], code);
     let gpu_node = ["/dev/dri", "/dev"].iter().any(|d| {
         std::fs::read_dir(d).is_ok_and(|e| {
             e.filter_map(Result::ok).any(|e| {

@@ -57,6 +57,13 @@ pub struct Live {
 pub fn probe(software: bool) -> Live {
     let mut settings: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with("CURLPOW_") && k != "CURLPOW_DOCTOR_ROOT")
+        .map(|(k, v)| {
+            // Credentials (a password, a broker URL with one) are not printed.
+            let secret = ["AUTH", "BROKER", "PASS", "TOKEN", "SECRET"]
+                .iter()
+                .any(|s| k.contains(s));
+            (k, if secret { "(set, not shown)".into() } else { v })
+        })
         .collect();
     settings.sort();
     let (tune_cache, tune_cache_used) = tune_cache();
@@ -205,7 +212,7 @@ pub fn checks(l: &Live, gpu_present: bool) -> Vec<Check> {
         ));
     }
     for (k, v) in &l.settings {
-        out.push(Check::ok("setting", format!("{k}={v} is set")));
+        out.push(Check::ok("setting", format!("{k}={v}")));
     }
     match (&l.tune_cache, l.tune_cache_used) {
         (Some(p), true) => {
