@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs a curlpow .deb with `dpkg -i` into a throwaway root (a temporary folder with its own
 # dpkg database: no container, nothing written to /) and runs it from there: `curlpow pow` on
-# the example transaction, checked with `curlpow verify`; the man pages, completions, units,
+# the example transaction, checked with `curlpow verify`; both GPU backends in the binary (an
+# OpenCL ICD loader in Depends, PoCL's and lavapipe's devices listed) and `curlpow doctor`
+# answering; the man pages, completions, units,
 # C headers, libraries and pkg-config files in place; a C program built with pkg-config
 # against the installed library, run. Exits non-zero on the first thing missing or wrong.
 #
@@ -16,6 +18,10 @@ if [ -z "$deb" ]; then
 fi
 [ -f "$deb" ] || { echo "check-deb.sh: $deb not found" >&2; exit 2; }
 dpkg-deb --info "$deb"
+# The OpenCL backend is built in: the package depends on an ICD loader, any of them.
+depends=$(dpkg-deb --field "$deb" Depends)
+echo "$depends" | grep -Eq '(^|, )ocl-icd-libopencl1 \| libopencl1(,|$)' ||
+    { echo "check-deb.sh: Depends lacks the OpenCL ICD loader: $depends" >&2; exit 1; }
 
 # A dpkg database of its own: the package goes into $r alone. Its dependencies (libc) are the
 # host's, which runs the binary; maintainer scripts run outside a chroot with DPKG_ROOT=$r.
@@ -70,6 +76,30 @@ bin="$r/usr/bin/curlpow"
 "$bin" --version
 "$bin" pow --mwm 9 --backend cpu examples/transaction.trytes >"$tmp/done.trytes"
 "$bin" verify --mwm 9 "$tmp/done.trytes"
+
+# Both GPU backends: the packaged binary lists PoCL's OpenCL device and lavapipe's Vulkan one
+# (software drivers, so --software), where they are installed.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$tmp/runtime}"
+mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
+"$bin" devices --software --json >"$tmp/devices.json"
+for be in opencl:/etc/OpenCL/vendors/pocl.icd wgpu:/usr/share/vulkan/icd.d/lvp_icd.*.json; do
+    name=${be%%:*}
+    # shellcheck disable=SC2086
+    if ! ls ${be#*:} >/dev/null 2>&1; then
+        echo "check-deb.sh: skipped: no software driver for $name here (${be#*:})"
+    elif ! grep -q "\"backend\": \"$name\"" "$tmp/devices.json"; then
+        echo "check-deb.sh: the packaged binary lists no $name device:" >&2
+        cat "$tmp/devices.json" >&2
+        exit 1
+    fi
+done
+"$bin" devices --software
+# `curlpow doctor` answers: exit 0 (a GPU usable, or none), 1 (a GPU that cannot be used).
+rc=0
+"$bin" doctor >"$tmp/doctor.txt" || rc=$?
+cat "$tmp/doctor.txt"
+[ "$rc" -le 1 ] && tail -1 "$tmp/doctor.txt" | grep -q '^doctor: ' ||
+    { echo "check-deb.sh: curlpow doctor exited $rc" >&2; exit 1; }
 
 # A C program against the installed library, built with pkg-config.
 if command -v cc >/dev/null && command -v pkg-config >/dev/null; then

@@ -8,7 +8,9 @@
 #   scripts/package-deb.sh [--out DIR] [--features LIST] [--no-build]
 #
 #   --out DIR        where the .deb goes (default: the current folder)
-#   --features LIST  cargo features, e.g. opencl (then the package depends on libOpenCL.so.1)
+#   --features LIST  cargo features beside the default ones (default: opencl, so the package
+#                    has both GPU backends and depends on an OpenCL ICD loader; '' for a
+#                    wgpu-only package)
 #   --no-build       package what `cargo build --release` already built (CARGO_TARGET_DIR or
 #                    target/release), as it is
 #
@@ -17,7 +19,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out=$PWD
-features=
+features=opencl
 build=1
 die() {
     echo "package-deb.sh: $*" >&2
@@ -40,7 +42,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -53,6 +55,11 @@ arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
     gcc -print-multiarch 2>/dev/null || echo "$(uname -m)-linux-gnu")
 release="${CARGO_TARGET_DIR:-$root/target}/release"
+if [ -n "$build" ] && [[ ",$features," == *,opencl,* ]] &&
+    ! { ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so '; } &&
+    ! pkg-config --exists OpenCL 2>/dev/null; then
+    die "building with OpenCL links libOpenCL.so: apt-get install ocl-icd-opencl-dev (or --features '' for a package without the OpenCL backend)"
+fi
 if [ -n "$build" ]; then
     # One release build for the binary and both libraries (cargo's features unify across them).
     (cd "$root" && cargo build --release --locked -p curlpow -p curlpow-dcurl -p curlpow-ccurl \
@@ -113,8 +120,11 @@ EOF
 gzip -9n <"$root/CHANGELOG.md" >"$doc/changelog.gz"
 install -m 0644 "$root/README.md" "$doc/README.md"
 
-# Dependencies: the newest glibc symbol version the ELF files use; libOpenCL with --features
-# opencl. Vulkan's loader is opened at run time: recommended, not required.
+# Dependencies: the newest glibc symbol version the ELF files use; with the OpenCL backend
+# (linked to libOpenCL.so.1) an OpenCL ICD loader, any of them: ocl-icd's, or another package
+# providing libopencl1 (NVIDIA's, Khronos'). No vendor's driver is required or recommended: with
+# none, the GPU backends find no device and the CPU searches. Vulkan's loader is opened at run
+# time: recommended, not required.
 glibc=$(objdump -T "$pkg/usr/bin/curlpow" "$pkg/usr/lib/$multiarch"/lib*.so.*.* 2>/dev/null |
     grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
 depends="libc6 (>= ${glibc:-2.34}), libgcc-s1"
@@ -134,9 +144,11 @@ Recommends: libvulkan1
 Suggests: mesa-vulkan-drivers, pocl-opencl-icd, rabbitmq-server
 Description: IOTA Curl-P-81 proof-of-work on CPU SIMD and GPUs
  curlpow finds IOTA proof-of-work nonces with a bit-sliced AVX-512/AVX2 CPU search and
- wgpu (Vulkan) or OpenCL GPU kernels, every nonce checked on the host.
+ wgpu (Vulkan) or OpenCL GPU kernels, every nonce checked on the host. A GPU is used
+ once its vendor's Vulkan or OpenCL driver is installed; `curlpow doctor` says what is
+ missing.
  .
- This package has the curlpow command (pow, hash, verify, bench, devices, attach), its
+ This package has the curlpow command (pow, hash, verify, bench, devices, doctor, attach), its
  remote-PoW server (curlpow serve, IRI's attachToTangle API) and RabbitMQ worker (curlpow
  worker, dcurl's protocol) as systemd services, and the C library libdcurl.so/libccurl.so
  with dcurl's and ccurl's APIs, headers and pkg-config files.

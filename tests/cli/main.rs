@@ -18,3 +18,4 @@ mod cli_parsers_random;
 mod cli_secrets;
 mod cli_support;
 mod units;
+mod doctor;

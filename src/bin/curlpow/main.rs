@@ -5,6 +5,7 @@
 //! `input.rs` and the library's `curlpow::internal::line_reader`; standard output in `output.rs`; exit codes in `exit.rs`.
 
 mod commands;
+mod doctor;
 mod engine_args;
 mod exit;
 mod expected_time;
@@ -55,6 +56,9 @@ enum Cmd {
     Bench(commands::bench::BenchArgs),
     /// List every device of every compiled backend (-v: with each one's details).
     Devices(commands::devices::DevicesArgs),
+    /// Why a GPU is or is not used: device nodes, drivers, backends, the CPU kernel, each with
+    /// its fix (exit 1: a GPU is here but cannot be used).
+    Doctor(commands::doctor::DoctorArgs),
     /// The GPU kernel variants (`--list`), their build options and the devices they are the
     /// default for.
     Tune(commands::tune::TuneArgs),
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         Cmd::Verify(a) => commands::hash::run_verify(a),
         Cmd::Bench(a) => commands::bench::run(a),
         Cmd::Devices(a) => commands::devices::run(a),
+        Cmd::Doctor(a) => commands::doctor::run(a),
         Cmd::Tune(a) => commands::tune::run(a),
         Cmd::Attach(a) => commands::attach::run(a),
         Cmd::Serve(a) => commands::serve::run(a),

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod block_pow;
 pub mod block_score;
 pub mod devices;
+pub mod doctor;
 pub mod generate_docs;
 pub mod hash;
 pub mod pow;
