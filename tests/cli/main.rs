@@ -17,5 +17,5 @@ mod cli_output;
 mod cli_parsers_random;
 mod cli_secrets;
 mod cli_support;
-mod units;
 mod doctor;
+mod units;
