@@ -176,9 +176,10 @@ mod tests {
                 let mut hi = vec![[0u64; 4]; HASH_LEN];
                 block_words(&msgs, block, &mut lo, &mut hi);
                 for lane in 0..256 {
-                    let trits = lines
-                        .get(lane)
-                        .map(|l| crate::trytes_to_trits(std::str::from_utf8(l).unwrap()).unwrap());
+                    let trits = lines.get(lane).map(|l| {
+                        crate::ternary::trinary::trytes_to_trits(std::str::from_utf8(l).unwrap())
+                            .unwrap()
+                    });
                     let mut one = [0i8; HASH_LEN];
                     if let Some(l) = lines.get(lane) {
                         block_trits(&l[81 * block..81 * block + 81], &mut one);

@@ -35,11 +35,9 @@ impl KernelConfig {
     /// The kernel file (under `kernels/`) and the entry point every variant's transaction
     /// search compiles (`curlpow tune --list` names them).
     pub const SEARCH_KERNEL: (&'static str, &'static str) = ("curl_pow.cl", "curl_search");
-    /// The kernel file and entry point of the block search.
-    pub const BLOCK_KERNEL: (&'static str, &'static str) = ("block_pow.cl", "block_search");
-    /// The block search's one variant: 64 lanes in `ulong`, one state per work-item, built
-    /// without options, the same on every device.
-    pub const BLOCK_VARIANT: &'static str = "block64";
+    /// The kernel file and entry point of the block search: the same program as the
+    /// transaction search, so every variant runs both proofs of work on one transform.
+    pub const BLOCK_KERNEL: (&'static str, &'static str) = ("curl_pow.cl", "block_search");
 
     /// 32 lanes in `uint`, private state.
     pub const U32: KernelConfig = KernelConfig {

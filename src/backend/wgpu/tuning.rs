@@ -130,15 +130,16 @@ impl Tuning {
     }
 
     /// The kernel file (under `kernels/`) and the entry point of this tuning's transaction
-    /// search, or of its block search (`block`); `None` where it has none (the workgroup
-    /// kernel runs no block PoW).
-    pub fn kernel_entry(&self, block: bool) -> Option<(&'static str, &'static str)> {
-        match (self.coop > 0, block) {
-            (true, false) => Some(("curl_pow_workgroup.wgsl", "search")),
-            (true, true) => None,
-            (false, false) => Some(("curl_pow.wgsl", "search")),
-            (false, true) => Some(("block_pow.wgsl", "block_search")),
-        }
+    /// search, or of its block search (`block`).
+    pub fn kernel_entry(&self, block: bool) -> (&'static str, &'static str) {
+        // Both layouts' modules hold both searches (`src/backend/wgpu/source.rs`); the block
+        // search adds `block_pow.wgsl`'s counter writer to the layout's file.
+        let file = if self.coop > 0 {
+            "curl_pow_workgroup.wgsl"
+        } else {
+            "curl_pow.wgsl"
+        };
+        (file, if block { "block_search" } else { "search" })
     }
 
     /// Bytes of the scratch buffer per invocation: a whole state of the storage-buffer kernel

@@ -43,7 +43,7 @@ pub struct TuneVariant {
     pub build_options: String,
     /// The kinds of device it is the untuned default for (`gpu:nvidia`, `gpu`, `cpu`, …).
     pub default_for: Vec<&'static str>,
-    /// Its kernel file under `kernels/` (`curl_pow.cl`, `block_pow.cl`, `curl_pow.wgsl`, …).
+    /// Its kernel file under `kernels/` (`curl_pow.cl`, `curl_pow.wgsl`, …).
     pub kernel: &'static str,
     /// The kernel's entry point (`curl_search`, `block_search`, `search`, …): with
     /// `build_options`, what to compile to rebuild the variant by hand.

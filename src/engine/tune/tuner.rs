@@ -79,16 +79,15 @@ fn block_variants() -> Vec<TuneVariant> {
     #[allow(unused_mut)]
     let mut v = Vec::new();
     #[cfg(feature = "opencl")]
-    {
-        use crate::backend::opencl::KernelConfig;
-        let (kernel, entry) = KernelConfig::BLOCK_KERNEL;
+    for k in crate::backend::opencl::KernelConfig::candidates() {
+        // One program per variant holds both searches (`curl_search`, `block_search`).
+        let (kernel, entry) = crate::backend::opencl::KernelConfig::BLOCK_KERNEL;
         v.push(TuneVariant {
             pow: "block",
             backend: "opencl",
-            variant: KernelConfig::BLOCK_VARIANT.into(),
-            build_options: String::new(),
-            // The one block kernel: every OpenCL device's.
-            default_for: vec!["gpu:nvidia", "gpu", "accelerator", "cpu"],
+            variant: k.name(),
+            build_options: k.reference_build_options(),
+            default_for: k.default_labels(),
             kernel,
             entry,
         });
@@ -98,14 +97,14 @@ fn block_variants() -> Vec<TuneVariant> {
     v
 }
 
-/// The wgpu variants that have a search of this proof of work (`block`).
+/// The wgpu variants, each with its search of this proof of work (`block`).
 #[cfg(feature = "wgpu")]
 fn wgpu_variants(block: bool) -> Vec<TuneVariant> {
     crate::backend::wgpu::Tuning::variants()
         .into_iter()
-        .filter_map(|(name, t, default_for)| {
-            let (kernel, entry) = t.kernel_entry(block)?;
-            Some(TuneVariant {
+        .map(|(name, t, default_for)| {
+            let (kernel, entry) = t.kernel_entry(block);
+            TuneVariant {
                 pow: if block { "block" } else { "transaction" },
                 backend: "wgpu",
                 variant: name.into(),
@@ -113,7 +112,7 @@ fn wgpu_variants(block: bool) -> Vec<TuneVariant> {
                 default_for,
                 kernel,
                 entry,
-            })
+            }
         })
         .collect()
 }
@@ -479,7 +478,7 @@ fn record(
 
 /// The block round: each of `names` checked and timed until `end`, each for an equal share; the
 /// trials, and the fastest verified variant with its rate and device. A device already open
-/// with the variant (`kept`) is reused; OpenCL's one block kernel runs on any of its devices.
+/// with the variant (`kept`) is reused.
 fn block_round(
     info: &DeviceInfo,
     names: &[String],
@@ -499,15 +498,10 @@ fn block_round(
         let mut t = trial(tune_cache::BLOCK, name, "block", None);
         let reuse = kept
             .iter()
-            .find(|(_, n, _)| n == name || info.backend == Backend::Opencl)
+            .find(|(_, n, _)| n == name)
             .map(|(_, _, c)| c.device());
         let opened = match reuse {
             Some(d) => Ok(d),
-            None if info.backend == Backend::Opencl => {
-                // No transaction variant verified: the device's current one carries the block
-                // kernel.
-                names_first(info).and_then(|n| open(info, &n).map(|c| c.device()))
-            }
             None => open(info, name).map(|c| c.device()),
         };
         let measured = opened.and_then(|d| {
@@ -537,14 +531,6 @@ fn block_round(
         }
     }
     (trials, best)
-}
-
-/// The device's current transaction variant.
-fn names_first(info: &DeviceInfo) -> Result<String, String> {
-    names(info)
-        .into_iter()
-        .next()
-        .ok_or_else(|| format!("{}: no variant to open", info.id))
 }
 
 /// The description of a device switched to its tuned variant: the variant's own, marked as
