@@ -476,6 +476,12 @@ fn record(
     }
 }
 
+/// A new trial's record: proof of work, variant, phase, fixed launch size.
+type NewTrial<'a> = dyn Fn(&'static str, &str, &'static str, Option<usize>) -> TuneTrial + 'a;
+
+/// The fastest verified variant of a round: its name, rate and device.
+type Best = (String, f64, Arc<dyn Device>);
+
 /// The block round: each of `names` checked and timed until `end`, each for an equal share; the
 /// trials, and the fastest verified variant with its rate and device. A device already open
 /// with the variant (`kept`) is reused.
@@ -485,10 +491,10 @@ fn block_round(
     kept: &[(f64, String, Candidate)],
     end: Instant,
     keep_going: &dyn Fn() -> bool,
-    trial: &dyn Fn(&'static str, &str, &'static str, Option<usize>) -> TuneTrial,
-) -> (Vec<TuneTrial>, Option<(String, f64, Arc<dyn Device>)>) {
+    trial: &NewTrial<'_>,
+) -> (Vec<TuneTrial>, Option<Best>) {
     let mut trials = Vec::new();
-    let mut best: Option<(String, f64, Arc<dyn Device>)> = None;
+    let mut best: Option<Best> = None;
     for (k, name) in names.iter().enumerate() {
         let now = Instant::now();
         if now >= end || !keep_going() {

@@ -328,7 +328,7 @@ fn hash_line(bytes: &[u8]) -> Result<(), String> {
         // The parser's error names the first bad character.
         curlpow::trytes_to_trits(s).map_err(|e| line_error(s, &e))?;
     }
-    if bytes.len() % 81 != 0 {
+    if !bytes.len().is_multiple_of(81) {
         return Err(curlpow::TryteError::Length {
             found: bytes.len(),
             expected: "a multiple of 81",
