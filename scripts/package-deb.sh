@@ -56,7 +56,7 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null ||
     gcc -print-multiarch 2>/dev/null || echo "$(uname -m)-linux-gnu")
 release="${CARGO_TARGET_DIR:-$root/target}/release"
 if [ -n "$build" ] && [[ ",$features," == *,opencl,* ]] &&
-    ! { ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so '; } &&
+    ! grep -q 'libOpenCL\.so ' <<<"$(ldconfig -p 2>/dev/null)" &&
     ! pkg-config --exists OpenCL 2>/dev/null; then
     die "building with OpenCL links libOpenCL.so: apt-get install ocl-icd-opencl-dev (or --features '' for a package without the OpenCL backend)"
 fi
@@ -128,7 +128,10 @@ install -m 0644 "$root/README.md" "$doc/README.md"
 glibc=$(objdump -T "$pkg/usr/bin/curlpow" "$pkg/usr/lib/$multiarch"/lib*.so.*.* 2>/dev/null |
     grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
 depends="libc6 (>= ${glibc:-2.34}), libgcc-s1"
-if objdump -p "$pkg/usr/bin/curlpow" | grep -q 'NEEDED.*libOpenCL'; then
+# (The headers are read whole first: `grep -q` stopping early would end objdump with SIGPIPE,
+# which pipefail turns into "not linked".)
+needed=$(objdump -p "$pkg/usr/bin/curlpow")
+if grep -q 'NEEDED.*libOpenCL' <<<"$needed"; then
     depends="$depends, ocl-icd-libopencl1 | libopencl1"
 fi
 cat >"$pkg/DEBIAN/control" <<EOF
@@ -145,7 +148,7 @@ Suggests: mesa-vulkan-drivers, pocl-opencl-icd, rabbitmq-server
 Description: IOTA Curl-P-81 proof-of-work on CPU SIMD and GPUs
  curlpow finds IOTA proof-of-work nonces with a bit-sliced AVX-512/AVX2 CPU search and
  wgpu (Vulkan) or OpenCL GPU kernels, every nonce checked on the host. A GPU is used
- once its vendor's Vulkan or OpenCL driver is installed; `curlpow doctor` says what is
+ once its vendor's Vulkan or OpenCL driver is installed; \`curlpow doctor\` says what is
  missing.
  .
  This package has the curlpow command (pow, hash, verify, bench, devices, doctor, attach), its
