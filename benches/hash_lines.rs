@@ -29,8 +29,9 @@ use curlpow_testkit::common;
 const TXS: usize = 10_000;
 const BIN: &str = env!("CARGO_BIN_EXE_curlpow");
 
-/// Run `curlpow ARGS FILE` with 2 threads, its output into `out`; the output.
-fn run(args: &[&str], file: &Path, out: &Path) -> Vec<u8> {
+/// Run `curlpow ARGS FILE` with 2 threads, its output into `out` (a file it creates): the
+/// whole process, as timed.
+fn run(args: &[&str], file: &Path, out: &Path) {
     let status = Command::new(BIN)
         .args(args)
         .arg(file)
@@ -40,6 +41,11 @@ fn run(args: &[&str], file: &Path, out: &Path) -> Vec<u8> {
         .status()
         .unwrap();
     assert!(status.success(), "curlpow {args:?}: {status}");
+}
+
+/// [`run`], then the output read back (for the checks before timing; not timed).
+fn output(args: &[&str], file: &Path, out: &Path) -> Vec<u8> {
+    run(args, file, out);
     std::fs::read(out).unwrap()
 }
 
@@ -58,8 +64,8 @@ fn hash_lines(c: &mut Criterion) {
     let text: String = txs.iter().map(|t| t.to_trytes() + "\n").collect();
     std::fs::write(&file, &text).unwrap();
 
-    let hashes = String::from_utf8(run(&["hash"], &file, &out)).unwrap();
-    let weights = String::from_utf8(run(&["verify", "--mwm", "0"], &file, &out)).unwrap();
+    let hashes = String::from_utf8(output(&["hash"], &file, &out)).unwrap();
+    let weights = String::from_utf8(output(&["verify", "--mwm", "0"], &file, &out)).unwrap();
     assert_eq!(hashes.lines().count(), TXS);
     assert_eq!(weights.lines().count(), TXS);
     for ((line, w), h) in hashes.lines().zip(weights.lines()).zip(&want) {
@@ -90,7 +96,7 @@ fn hash_lines(c: &mut Criterion) {
     g.sample_size(20).measurement_time(Duration::from_secs(8));
     // Interleaved by criterion's order: each process run, then the peer, then the next.
     g.bench_function("curlpow-hash-process", |b| {
-        b.iter(|| run(&["hash"], &file, &out).len())
+        b.iter(|| run(&["hash"], &file, &out))
     });
     g.bench_function("iota-crypto-0.23.2-batch-64", |b| {
         b.iter(|| {
@@ -105,7 +111,7 @@ fn hash_lines(c: &mut Criterion) {
         })
     });
     g.bench_function("curlpow-verify-process", |b| {
-        b.iter(|| run(&["verify", "--mwm", "0"], &file, &out).len())
+        b.iter(|| run(&["verify", "--mwm", "0"], &file, &out))
     });
     g.bench_function("curlpow-hash_many_trytes-2-threads", |b| {
         b.iter(|| {
