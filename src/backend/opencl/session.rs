@@ -170,32 +170,24 @@ impl Session {
                 read_done: None,
             });
         }
-        let search = ocl::Kernel::builder()
-            .program(&program)
-            .name("curl_search")
-            .queue(queue.clone())
-            .arg(&mid)
-            .arg(0u64)
-            .arg(1u32)
-            .arg(0u64)
-            .arg(0u32)
-            .arg(&slots[0].res)
-            .arg(&flag)
-            .build()
-            .map_err(|e| err(format!("kernel curl_search: {e}")))?;
-        let block = ocl::Kernel::builder()
-            .program(&program)
-            .name("block_search")
-            .queue(queue.clone())
-            .arg(&mid)
-            .arg(0u64)
-            .arg(1u32)
-            .arg(0u64)
-            .arg(0u32)
-            .arg(&slots[0].res)
-            .arg(&flag)
-            .build()
-            .map_err(|e| err(format!("kernel block_search: {e}")))?;
+        // Both searches of the one program, with the same arguments.
+        let build_kernel = |name: &str| {
+            ocl::Kernel::builder()
+                .program(&program)
+                .name(name)
+                .queue(queue.clone())
+                .arg(&mid)
+                .arg(0u64)
+                .arg(1u32)
+                .arg(0u64)
+                .arg(0u32)
+                .arg(&slots[0].res)
+                .arg(&flag)
+                .build()
+                .map_err(|e| err(format!("kernel {name}: {e}")))
+        };
+        let search = build_kernel("curl_search")?;
+        let block = build_kernel("block_search")?;
         // What the API tells about the compiled kernel.
         let wg = |what| search.wg_info(device, what).ok();
         if let Some(Kwg::PrivateMemSize(n)) = wg(KernelWorkGroupInfo::PrivateMemSize) {

@@ -54,47 +54,48 @@ pub fn variants() -> Vec<TuneVariant> {
 
 /// The transaction-search variants of every compiled GPU backend (the ones the tuner times).
 fn transaction_variants() -> Vec<TuneVariant> {
-    #[allow(unused_mut)]
-    let mut v = Vec::new();
-    #[cfg(feature = "opencl")]
-    for k in crate::backend::opencl::KernelConfig::candidates() {
-        let (kernel, entry) = crate::backend::opencl::KernelConfig::SEARCH_KERNEL;
-        v.push(TuneVariant {
-            pow: "transaction",
-            backend: "opencl",
-            variant: k.name(),
-            build_options: k.reference_build_options(),
-            default_for: k.default_labels(),
-            kernel,
-            entry,
-        });
-    }
-    #[cfg(feature = "wgpu")]
-    v.extend(wgpu_variants(false));
-    v
+    pow_variants(false)
 }
 
 /// The block-search variants of every compiled GPU backend.
 fn block_variants() -> Vec<TuneVariant> {
+    pow_variants(true)
+}
+
+/// The variants of every compiled GPU backend with their search of one proof of work (`block`).
+#[allow(unused_variables)]
+fn pow_variants(block: bool) -> Vec<TuneVariant> {
     #[allow(unused_mut)]
     let mut v = Vec::new();
     #[cfg(feature = "opencl")]
-    for k in crate::backend::opencl::KernelConfig::candidates() {
-        // One program per variant holds both searches (`curl_search`, `block_search`).
-        let (kernel, entry) = crate::backend::opencl::KernelConfig::BLOCK_KERNEL;
-        v.push(TuneVariant {
-            pow: "block",
+    v.extend(opencl_variants(block));
+    #[cfg(feature = "wgpu")]
+    v.extend(wgpu_variants(block));
+    v
+}
+
+/// The OpenCL variants, each with its search of this proof of work (`block`): one program per
+/// variant holds both searches (`curl_search`, `block_search`).
+#[cfg(feature = "opencl")]
+fn opencl_variants(block: bool) -> Vec<TuneVariant> {
+    use crate::backend::opencl::KernelConfig;
+    let (kernel, entry) = if block {
+        KernelConfig::BLOCK_KERNEL
+    } else {
+        KernelConfig::SEARCH_KERNEL
+    };
+    KernelConfig::candidates()
+        .into_iter()
+        .map(|k| TuneVariant {
+            pow: if block { "block" } else { "transaction" },
             backend: "opencl",
             variant: k.name(),
             build_options: k.reference_build_options(),
             default_for: k.default_labels(),
             kernel,
             entry,
-        });
-    }
-    #[cfg(feature = "wgpu")]
-    v.extend(wgpu_variants(true));
-    v
+        })
+        .collect()
 }
 
 /// The wgpu variants, each with its search of this proof of work (`block`).
