@@ -8,7 +8,7 @@
 //!   device wrapped in a counter of the searches running on it, and presented as a hardware
 //!   GPU: the engine keeps software drivers, which share the host's cores, from running side
 //!   by side);
-//! - a batch spreads over the four devices, and latency mode puts all of them on one PoW;
+//! - a batch spreads over several of the four devices, and latency mode puts all of them on one PoW;
 //! - `serve`, attached to by many callers at once, answers every attach, valid, from the four;
 //! - a device faulting mid-batch (`CURLPOW_INJECT_FAULT`) loses no PoW;
 //! - discovery's dedupe keeps the four identical devices apart (different hardware).
@@ -291,7 +291,7 @@ fn each_device_is_leased_to_one_search_at_a_time() {
         );
     }
 
-    // A batch spreads over the devices.
+    // A batch spreads over several devices.
     let before = searches(&leased);
     let txs: Vec<Transaction> = (0..16).map(|k| common::random_tx(2000 + k)).collect();
     let results = engine.pow_many(&txs, &PowOptions::mwm(9));
@@ -299,14 +299,16 @@ fn each_device_is_leased_to_one_search_at_a_time() {
         let done = r.as_ref().expect("a nonce");
         common::assert_valid_pow(tx, &done.transaction, 9);
     }
+    // Which devices take part depends on their measured rates: a waiter waits for a faster
+    // busy device rather than take one expected to finish later, and four PoCL devices sharing
+    // this host's cores measure unevenly. So the check is that the batch ran on several of the
+    // four, not on every one.
     let after = searches(&leased);
-    for (k, d) in leased.iter().enumerate().take(DEVICES) {
-        assert!(
-            after[k] > before[k],
-            "{} had no search of the batch: {before:?} -> {after:?}",
-            d.info().id
-        );
-    }
+    let used = (0..DEVICES).filter(|&k| after[k] > before[k]).count();
+    assert!(
+        used >= 2,
+        "the batch ran on {used} of the {DEVICES} devices: {before:?} -> {after:?}"
+    );
 
     // --latency: one PoW on every device at once.
     let before = searches(&leased);
