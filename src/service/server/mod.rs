@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{Engine, PowOptions};
 pub use auth::Credentials;
 use connections::{ConnLimits, Connections};
-use inflight::{InFlight, StopCause};
+use inflight::InFlight;
 use limits::{Admission, Limits};
 use metrics::Metrics;
 
@@ -346,7 +346,11 @@ impl Server {
             let s = shutdown::Signals::register().map_err(io_err("registering signal handlers"))?;
             Ok::<_, ServerError>((l, s))
         })?;
-        let task = runtime.spawn(routes::serve(app.clone(), listener, stop_rx));
+        let task = runtime.spawn(shutdown::serve_until_stopped(
+            app.clone(),
+            listener,
+            stop_rx,
+        ));
         runtime.spawn(status::sampler(Arc::downgrade(&app)));
         let conns = app.connections.limits();
         tracing::info!(
@@ -381,46 +385,6 @@ impl Server {
         match (self.runtime.as_ref(), self.signals.as_mut()) {
             (Some(rt), Some(s)) => s.wait(rt),
             _ => "none",
-        }
-    }
-
-    /// Graceful shutdown: stop accepting, let attaches in flight finish within
-    /// [`Config::shutdown_grace`], then cancel the rest (they answer 503), and return once every
-    /// connection is closed.
-    pub fn shutdown(mut self) -> Result<(), ServerError> {
-        self.stop_and_wait()
-    }
-
-    fn stop_and_wait(&mut self) -> Result<(), ServerError> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let Some(rt) = self.runtime.take() else {
-            return Ok(());
-        };
-        let r = match self.task.take() {
-            Some(task) => match rt.block_on(task) {
-                Ok(r) => r.map_err(io_err("serving")),
-                Err(e) => Err(ServerError::Io {
-                    what: "the server task".into(),
-                    source: std::io::Error::other(e.to_string()),
-                }),
-            },
-            None => Ok(()),
-        };
-        // Cancelled searches stop within milliseconds; don't hang on one that does not.
-        self.app.inflight.stop(None, StopCause::Shutdown);
-        rt.shutdown_timeout(Duration::from_secs(5));
-        r
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if self.runtime.is_some() {
-            self.app.shutting_down.store(true, Ordering::Relaxed);
-            self.app.inflight.stop(None, StopCause::Shutdown);
-            let _ = self.stop_and_wait();
         }
     }
 }

@@ -2,7 +2,6 @@
 //! IRI's header, body and JSON checks, auth, admission, then one blocking call to
 //! `Engine::attach_to_tangle`.
 
-use std::future::IntoFuture;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,10 +13,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::{Map, Value};
-use tokio::sync::oneshot;
 
 use super::api::{self, Command, NodeInfo, ParseLimits};
-use super::connections::{CappedListener, ConnInfo};
+use super::connections::ConnInfo;
 use super::errors::{json_response, ApiError, INVALID_API_VERSION, NO_COMMAND, REQUEST_TOO_LONG};
 use super::inflight::StopCause;
 use super::limits::Admit;
@@ -28,55 +26,8 @@ use crate::base::error::Error;
 const ALLOW_HEADERS: &str =
     "User-Agent, Origin, X-Requested-With, Content-Type, Accept, X-IOTA-API-Version, Authorization";
 
-/// Serve until `stop` fires; then stop accepting, give attaches in flight the grace period, cancel
-/// what is left, and return when every connection is closed.
-pub(crate) async fn serve(
-    app: Arc<App>,
-    listener: tokio::net::TcpListener,
-    stop: oneshot::Receiver<()>,
-) -> std::io::Result<()> {
-    let (began_tx, began_rx) = oneshot::channel::<()>();
-    let router = router(app.clone());
-    let app2 = app.clone();
-    let listener = CappedListener::new(listener, app.connections.clone());
-    let serving = axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<ConnInfo>(),
-    )
-    .with_graceful_shutdown(async move {
-        let _ = stop.await;
-        app2.shutting_down.store(true, Ordering::Relaxed);
-        tracing::info!(
-            in_flight = app2.inflight.len(),
-            "shutting down: no new connections; attaches in flight may finish"
-        );
-        let _ = began_tx.send(());
-    });
-    let mut serving = std::pin::pin!(serving.into_future());
-    tokio::select! {
-        r = &mut serving => return r,
-        _ = began_rx => {}
-    }
-    let grace = app.config.shutdown_grace;
-    if let Ok(r) = tokio::time::timeout(grace, &mut serving).await {
-        return r;
-    }
-    let n = app.inflight.stop(None, StopCause::Shutdown);
-    tracing::warn!(
-        cancelled = n,
-        grace_s = grace.as_secs_f64(),
-        "grace period over: cancelling attaches in flight"
-    );
-    match tokio::time::timeout(Duration::from_secs(10), &mut serving).await {
-        Ok(r) => r,
-        Err(_) => {
-            tracing::warn!("connections still open 10 s after the cancel; closing them");
-            Ok(())
-        }
-    }
-}
-
-fn router(app: Arc<App>) -> Router {
+/// The routes and their middleware.
+pub(super) fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/health", get(health).fallback(iri))
         .route("/metrics", get(metrics).fallback(iri))
