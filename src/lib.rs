@@ -66,6 +66,8 @@ mod ternary;
 #[doc(inline)]
 pub use backend::fault;
 #[doc(inline)]
+pub use base::env;
+#[doc(inline)]
 pub use engine::attach;
 #[doc(inline)]
 pub use search::block;

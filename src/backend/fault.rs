@@ -40,14 +40,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::backend::cpu::CpuKernel;
+use crate::base::env::INJECT_FAULT;
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl, Worker};
 use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, SearchOutcome};
 use crate::search::job::SearchJob;
 use crate::search::nonce::{CounterRange, Hit, MAX_LANES};
-
-/// The environment variable the `curlpow` binary of a `fault-injection` build reads.
-pub const ENV: &str = "CURLPOW_INJECT_FAULT";
 
 /// What a faulty search does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +88,7 @@ impl FromStr for FaultSpec {
 
     /// `KIND[:RATE]`, e.g. `wrong-nonce`, `launch-error:0.5`.
     fn from_str(s: &str) -> Result<Self, Error> {
-        let bad = |why: String| Error::Config(format!("{ENV} entry {s:?}: {why}"));
+        let bad = |why: String| Error::Config(format!("{INJECT_FAULT} entry {s:?}: {why}"));
         let (kind, rate) = match s.trim().split_once(':') {
             Some((k, r)) => (k, Some(r)),
             None => (s.trim(), None),
@@ -118,12 +116,9 @@ impl FromStr for FaultSpec {
 /// The devices `CURLPOW_INJECT_FAULT` asks for (comma-separated specs); none when it is unset
 /// or empty.
 pub fn specs_from_env() -> Result<Vec<FaultSpec>, Error> {
-    match std::env::var(ENV) {
-        Ok(v) if !v.trim().is_empty() => v.split(',').map(str::parse).collect(),
-        Ok(_) | Err(std::env::VarError::NotPresent) => Ok(Vec::new()),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            Err(Error::Config(format!("{ENV} is not UTF-8 text")))
-        }
+    match crate::base::env::get(INJECT_FAULT).map_err(Error::Config)? {
+        Some(v) => v.split(',').map(str::parse).collect(),
+        None => Ok(Vec::new()),
     }
 }
 
@@ -210,7 +205,7 @@ impl Device for FaultDevice {
             FaultKind::LaunchError => Err(Error::Backend {
                 backend: Backend::Custom,
                 device: self.info.id.clone(),
-                message: format!("kernel launch failed (injected by {ENV})"),
+                message: format!("kernel launch failed (injected by {INJECT_FAULT})"),
             }),
             FaultKind::WrongNonce => Ok(SearchOutcome {
                 hit: Some(Self::wrong_hit(job)),
@@ -253,7 +248,7 @@ mod tests {
         assert_eq!("hang".parse::<FaultSpec>().unwrap().rate, 1.0);
         for bad in ["", "boom", "hang:2", "hang:-1", "hang:nan", "wrong-nonce:x"] {
             let e = bad.parse::<FaultSpec>().unwrap_err().to_string();
-            assert!(e.contains(ENV), "{bad:?}: {e}");
+            assert!(e.contains(INJECT_FAULT), "{bad:?}: {e}");
         }
     }
 

@@ -1,8 +1,10 @@
 //! The bottom layer: the vocabulary every other layer shares and imports nothing of the crate's
 //! own: the typed errors ([`Error`](error::Error), [`TryteError`](error::TryteError), the block
 //! PoW's [`BlockError`](error::BlockError)), the names of backends and device kinds, and a queue
-//! that keeps its memory through bursts.
+//! that keeps its memory through bursts, and the table of environment variables with their one
+//! reader ([`env`]).
 
+pub mod env;
 pub mod error;
 pub mod kinds;
 pub mod lazy_deque;

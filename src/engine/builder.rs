@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::{Engine, Inner};
 use crate::backend::cpu::{self, CpuDevice, CpuKernel, PoolConfig};
+use crate::base::env;
 use crate::base::error::Error;
 use crate::engine::host_threads::HostThreads;
 use crate::engine::registry::{self, Policy, Registry, Selection};
@@ -254,7 +255,7 @@ impl EngineBuilder {
             Some(0) => return Err(Error::Config("threads must be at least 1".into())),
             Some(n) => cpu::check_threads("threads ", n)?,
             // A pool that runs nothing needs no more than a thread.
-            None if !self.local && std::env::var_os("CURLPOW_THREADS").is_none() => 1,
+            None if !self.local && !env::is_set(env::THREADS) => 1,
             None => cpu::default_threads()?,
         };
         let kernel = match self.kernel {
@@ -448,7 +449,7 @@ mod tests {
             .build()
             .unwrap();
         assert!(e.devices().is_empty());
-        if std::env::var_os("CURLPOW_THREADS").is_none() {
+        if !crate::base::env::is_set(crate::base::env::THREADS) {
             assert_eq!(e.cpu().threads(), 1);
         }
         let e = EngineBuilder::default()

@@ -1,6 +1,7 @@
 //! The `curlpow` binary, one test binary: exit codes, input and output, injected faults, the
-//! hostile-input campaign, the parsers on pseudo-random input, and `curlpow attach`. Each module
-//! is one former test file; `cargo test --test cli cli_hostile::` runs one of them.
+//! hostile-input campaign, the parsers on pseudo-random input, `curlpow attach`, `doctor`, the
+//! systemd units and the README's tables against the code. Each module is one part;
+//! `cargo test --test cli cli_hostile::` runs one of them.
 
 use curlpow_testkit::{attach_check, common};
 
@@ -18,4 +19,5 @@ mod cli_parsers_random;
 mod cli_secrets;
 mod cli_support;
 mod doctor;
+mod readme;
 mod units;

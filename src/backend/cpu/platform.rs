@@ -132,9 +132,9 @@ impl CpuKernel {
 
     /// The kernel named by `CURLPOW_CPU_KERNEL`, if set.
     pub fn from_env() -> Result<Option<CpuKernel>, Error> {
-        match std::env::var("CURLPOW_CPU_KERNEL") {
-            Ok(v) if !v.trim().is_empty() => Self::from_name(&v).map(Some),
-            _ => Ok(None),
+        match crate::base::env::get(crate::base::env::CPU_KERNEL).map_err(Error::Config)? {
+            Some(v) => Self::from_name(&v).map(Some),
+            None => Ok(None),
         }
     }
 

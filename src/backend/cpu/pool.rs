@@ -1,6 +1,7 @@
 //! The engine's one persistent rayon pool: built once, never rayon's global pool, never a thread
 //! per search.
 
+use crate::base::env;
 use crate::base::error::Error;
 
 /// Pool settings.
@@ -45,14 +46,14 @@ pub fn check_threads(what: &str, n: usize) -> Result<usize, Error> {
 /// The default pool size: `CURLPOW_THREADS` if set (1 to [`max_threads`]), else the available
 /// parallelism.
 pub fn default_threads() -> Result<usize, Error> {
-    match std::env::var("CURLPOW_THREADS") {
-        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
+    match env::get(env::THREADS).map_err(Error::Config)? {
+        Some(v) => match v.parse::<usize>() {
             Ok(n) if n > 0 => check_threads("CURLPOW_THREADS=", n),
             _ => Err(Error::Config(format!(
                 "CURLPOW_THREADS={v:?} is not a positive whole number"
             ))),
         },
-        _ => Ok(std::thread::available_parallelism()
+        None => Ok(std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)),
     }

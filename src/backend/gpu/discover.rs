@@ -1,4 +1,4 @@
-//! Discovery plumbing both GPU backends use: ranking, settings from the environment, errors.
+//! Discovery plumbing both GPU backends use: ranking, errors.
 
 use crate::base::error::Error;
 use crate::search::device::{DeviceInfo, DeviceKind};
@@ -61,21 +61,6 @@ pub(crate) fn sort_best_first<T>(found: &mut [T], info: impl Fn(&T) -> &DeviceIn
     });
 }
 
-/// A setting from the environment: `Ok(None)` when unset or empty, `Err` (a warning naming the
-/// variable, the value and what was expected) when it does not parse.
-pub(crate) fn env_setting<T>(
-    name: &str,
-    expected: &str,
-    parse: impl Fn(&str) -> Option<T>,
-) -> Result<Option<T>, String> {
-    match std::env::var(name) {
-        Ok(v) if !v.trim().is_empty() => parse(v.trim())
-            .map(Some)
-            .ok_or_else(|| format!("{name}={v:?} ignored (expected {expected})")),
-        _ => Ok(None),
-    }
-}
-
 /// A backend error for this device.
 pub(crate) fn device_error(info: &DeviceInfo, message: impl std::fmt::Display) -> Error {
     Error::Backend {
@@ -101,19 +86,5 @@ mod tests {
         sort_best_first(&mut v, |d| d);
         let ids: Vec<_> = v.iter().map(|d| d.id.as_str()).collect();
         assert_eq!(ids, ["c", "d", "b", "a"]);
-    }
-
-    #[test]
-    fn env_settings_say_what_is_wrong() {
-        std::env::set_var("CURLPOW_TEST_SETTING_X", "nope");
-        let r = env_setting("CURLPOW_TEST_SETTING_X", "32 or 64", |v| {
-            v.parse::<u32>().ok()
-        });
-        assert!(r.unwrap_err().contains("expected 32 or 64"));
-        std::env::remove_var("CURLPOW_TEST_SETTING_X");
-        assert_eq!(
-            env_setting("CURLPOW_TEST_SETTING_X", "", |_| Some(1)),
-            Ok(None)
-        );
     }
 }

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::base::env;
+
 /// The most counters one launch covers: the kernels count offsets and skipped counters in 32
 /// bits.
 pub(crate) const MAX_COUNTERS_PER_LAUNCH: u64 = 1 << 31;
@@ -12,13 +14,6 @@ pub(crate) const MAX_COUNTERS_PER_LAUNCH: u64 = 1 << 31;
 /// interrupted, so one far past a wave would hold a search past its deadline or cancel (PoCL
 /// with 10^8 work-items forced: 24 s a launch).
 pub(crate) const MAX_FORCED_WAVES: usize = 16;
-
-/// Environment variable: work-items of every launch (rounded to whole groups, clamped to the
-/// device's maximum and to [`MAX_FORCED_WAVES`] waves).
-pub(crate) const ITEMS_ENV: &str = "CURLPOW_GPU_LAUNCH_ITEMS";
-/// Environment variable: transforms per state of every launch (clamped to the backend's
-/// maximum, 7 on llvmpipe).
-pub(crate) const ITERS_ENV: &str = "CURLPOW_GPU_LAUNCH_ITERS";
 
 /// The shape of a backend's launches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,11 +44,19 @@ impl Geometry {
     /// `CURLPOW_GPU_LAUNCH_ITERS`; a value that does not parse is a warning.
     pub(crate) fn with_env(mut self, warnings: &mut Vec<String>) -> Self {
         let positive = |v: &str| v.parse::<u64>().ok().filter(|&n| n > 0);
-        match super::discover::env_setting(ITEMS_ENV, "a positive number of work-items", positive) {
+        match env::setting(
+            env::GPU_LAUNCH_ITEMS,
+            "a positive number of work-items",
+            positive,
+        ) {
             Ok(v) => self.forced_items = v.map(|n| n.min(usize::MAX as u64) as usize),
             Err(w) => warnings.push(w),
         }
-        match super::discover::env_setting(ITERS_ENV, "a positive number of transforms", positive) {
+        match env::setting(
+            env::GPU_LAUNCH_ITERS,
+            "a positive number of transforms",
+            positive,
+        ) {
             Ok(v) => self.forced_per_item = v,
             Err(w) => warnings.push(w),
         }

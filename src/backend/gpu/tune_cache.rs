@@ -10,8 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-/// Environment variable: `0` ignores the cache (every device starts from its default variant).
-pub const TUNE_ENV: &str = "CURLPOW_TUNE";
+use crate::base::env;
 
 /// One device's choice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,16 +72,16 @@ pub fn key_of(pow: &str, info: &crate::search::device::DeviceInfo) -> String {
 
 /// Where the cache lives, `None` when neither `XDG_CACHE_HOME` nor `HOME` is set.
 pub fn path() -> Option<PathBuf> {
-    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+    let base = match env::other("XDG_CACHE_HOME") {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".cache"),
+        None => PathBuf::from(env::other("HOME")?).join(".cache"),
     };
     Some(base.join("curlpow").join("tune.json"))
 }
 
 /// Whether discovery uses the cache and the engine tunes (`CURLPOW_TUNE` is not `0`).
 pub fn enabled() -> bool {
-    std::env::var(TUNE_ENV).map_or(true, |v| v.trim() != "0")
+    env::get(env::TUNE).map_or(true, |v| v.as_deref() != Some("0"))
 }
 
 /// Whether a warning about the cache was already given in this process.

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use super::kernel_config::KernelConfig;
 use super::occupancy::{self, Facts};
 use super::probe::{self, PlatformInfo, RawDevice};
-use super::{OpenClDevice, KERNEL_ENV, PROBE_LOCK};
-use crate::backend::gpu::discover::{env_setting, sort_best_first};
+use super::{OpenClDevice, PROBE_LOCK};
+use crate::backend::gpu::discover::sort_best_first;
 use crate::backend::gpu::{tune_cache, Geometry};
+use crate::base::env;
 use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOptions, Discovery};
 
 /// Discovery's result with the concrete device type (for [`OpenClDevice::transform`] and the
@@ -59,8 +60,8 @@ pub(crate) fn discover_with(
             .push(crate::backend::gpu::discover::not_probed("OpenCL"));
         return out;
     }
-    let env_kernel = env_setting(
-        KERNEL_ENV,
+    let env_kernel = env::setting(
+        env::OPENCL_KERNEL,
         "a kernel such as u32, u64, u64x8, u64-f5, u64-p, u32:local or u32:coop",
         KernelConfig::parse,
     )

@@ -49,7 +49,6 @@ pub(crate) use discover::nvidia_h200_for_tests;
 pub use discover::{discover, discover_opencl, OpenClDiscovery};
 pub(crate) use discover::{discover_for_engine, discover_with};
 pub use kernel_config::KernelConfig;
-pub use session::MAXRREGCOUNT_ENV;
 
 use std::time::Duration;
 
@@ -74,10 +73,6 @@ use session::{OpenSpec, Session};
 /// (`curl_search`), the block search (`block_search`, the same transform and set-up on the block
 /// nonce layout) and the transform test entry point (`curl_transform`).
 pub(crate) const KERNEL_SOURCE: &str = include_str!("../../../kernels/curl_pow.cl");
-
-/// Environment variable that overrides the kernel variant of every OpenCL device
-/// (see [`KernelConfig::parse`]).
-pub const KERNEL_ENV: &str = "CURLPOW_OPENCL_KERNEL";
 
 /// Serialises driver probing and context creation within the process: PoCL 3.1 crashed
 /// (SIGSEGV in `clGetDeviceInfo(CL_DEVICE_NAME)`) when several threads discovered at once.

@@ -24,10 +24,6 @@ use super::kernel_config::KernelConfig;
 use super::occupancy::{self, Facts};
 use super::{KERNEL_SOURCE, PROBE_LOCK};
 
-/// Environment variable: `-cl-nv-maxrregcount=N` for NVIDIA platforms (registers per work-item
-/// the compiler may use; ignored elsewhere).
-pub const MAXRREGCOUNT_ENV: &str = "CURLPOW_OPENCL_MAXRREGCOUNT";
-
 /// One result slot: its device buffer and the host words a non-blocking read fills.
 struct Slot {
     res: ocl::Buffer<u32>,
@@ -110,8 +106,8 @@ impl Session {
         let mut compiler = serde_json::Map::new();
         if nvidia {
             options.push_str(" -cl-nv-verbose");
-            match crate::backend::gpu::discover::env_setting(
-                MAXRREGCOUNT_ENV,
+            match crate::base::env::setting(
+                crate::base::env::OPENCL_MAXRREGCOUNT,
                 "a register count",
                 |v| v.parse::<u32>().ok().filter(|&n| n > 0),
             ) {

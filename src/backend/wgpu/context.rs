@@ -141,7 +141,7 @@ impl Context {
             label: Some(label),
             source: wgpu::ShaderSource::Wgsl(source.into()),
         };
-        let module = if std::env::var_os("CURLPOW_WGPU_CHECKED").is_some() {
+        let module = if crate::base::env::is_set(crate::base::env::WGPU_CHECKED) {
             device.create_shader_module(desc)
         } else {
             // SAFETY: the storage-buffer kernel indexes `mid_state` below 729 and `scratch` at

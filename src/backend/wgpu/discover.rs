@@ -8,6 +8,7 @@ use super::tuning::{lanes_env, tuning_env, Tuning};
 use super::WgpuDevice;
 use crate::backend::gpu::discover::sort_best_first;
 use crate::backend::gpu::tune_cache;
+use crate::base::env;
 use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOptions, Discovery};
 
 /// Find the wgpu adapters and open one device on each, with the default [`Tuning`] for its
@@ -89,7 +90,7 @@ pub(crate) fn discover_with(
             .warnings
             .push("wgpu: no Vulkan, Metal or DX12 adapter found".into());
     }
-    let env_set = std::env::var(super::TUNING_ENV).is_ok_and(|v| !v.trim().is_empty());
+    let env_set = env::is_set(env::WGPU_TUNING);
     // The tuner's choices, unless a tuning is given (argument or environment) or
     // CURLPOW_TUNE=0.
     let tuned_file = tune_cache::for_discovery(
@@ -133,10 +134,7 @@ pub(crate) fn discover_with(
                 if let Some((_, rate, items)) = tuned {
                     d.info = d.info.with_detail("tuned_nonces_per_second", rate);
                     // The launch size the tuner chose, unless the environment forces one.
-                    if let (Some(n), None) = (
-                        items,
-                        std::env::var_os(crate::backend::gpu::geometry::ITEMS_ENV),
-                    ) {
+                    if let (Some(n), false) = (items, env::is_set(env::GPU_LAUNCH_ITEMS)) {
                         d.force_launch(Some(n), None);
                     }
                 }

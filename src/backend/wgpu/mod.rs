@@ -23,7 +23,7 @@
 //!
 //! Environment: `CURLPOW_WGPU_LANES=32` forces 32-bit lanes (`64` or unset: the default);
 //! `CURLPOW_WGPU_TUNING` overrides the [`Tuning`] (e.g. `fuse=3,workgroup=128`, see
-//! [`TUNING_ENV`]); `CURLPOW_GPU_LAUNCH_ITEMS` / `CURLPOW_GPU_LAUNCH_ITERS` force the
+//! `CURLPOW_WGPU_TUNING`); `CURLPOW_GPU_LAUNCH_ITEMS` / `CURLPOW_GPU_LAUNCH_ITERS` force the
 //! invocations and transforms per invocation of every dispatch (otherwise adapted, see
 //! `src/backend/gpu/sizer.rs`); `CURLPOW_WGPU_CHECKED=1` compiles the kernel with naga's runtime
 //! bounds checks and loop counters (for debugging; slower).
@@ -44,9 +44,7 @@ mod workgroup;
 pub(crate) use discover::nvidia_h200_for_tests;
 pub use discover::{discover, discover_wgpu, WgpuDiscovery};
 pub(crate) use discover::{discover_for_engine, discover_with};
-pub use tuning::{
-    Tuning, LOOP_ITERATIONS_PER_TRANSFORM, MAX_SCRATCH_BYTES, SOFTWARE_LOOP_CAP, TUNING_ENV,
-};
+pub use tuning::{Tuning, LOOP_ITERATIONS_PER_TRANSFORM, MAX_SCRATCH_BYTES, SOFTWARE_LOOP_CAP};
 
 use std::time::Instant;
 

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::layout::SLOTS;
+use crate::base::env;
 use crate::ternary::curl::STATE_LEN;
 
 /// Loop iterations of one transform in the kernel, the larger shape (81 single rounds of 92;
@@ -17,14 +18,11 @@ pub const SOFTWARE_LOOP_CAP: u32 = 65_535;
 /// the adapter's limits say.
 pub const MAX_SCRATCH_BYTES: u64 = 1 << 30;
 
-/// Environment variable overriding fields of every adapter's [`Tuning`]: comma-separated
+/// Shape of the kernel and its dispatches. The defaults depend on the adapter (software or
+/// GPU); every field can be overridden with `CURLPOW_WGPU_TUNING`: comma-separated
 /// `key=value` pairs, keys `workgroup`, `transforms`, `max_invocations`, `fuse`, `target_ms`,
 /// `coop` (e.g. `CURLPOW_WGPU_TUNING=fuse=3,workgroup=128`; `coop=32` the workgroup-memory
 /// kernel with 32 invocations per state, `coop=0` the storage-buffer kernel).
-pub const TUNING_ENV: &str = "CURLPOW_WGPU_TUNING";
-
-/// Shape of the kernel and its dispatches. The defaults depend on the adapter (software or
-/// GPU); every field can be overridden ([`TUNING_ENV`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
     /// Invocations per workgroup (`WORKGROUP_SIZE`).
@@ -86,12 +84,12 @@ impl Tuning {
         }
     }
 
-    /// This tuning with the overrides of `spec` (the [`TUNING_ENV`] syntax): `Err` names the
+    /// This tuning with the overrides of `spec` (the `CURLPOW_WGPU_TUNING` syntax): `Err` names the
     /// pair that does not parse.
     pub fn with_overrides(mut self, spec: &str) -> Result<Self, String> {
         for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let bad = || {
-                format!("{TUNING_ENV}: {pair:?} is not key=number (keys workgroup, transforms, max_invocations, fuse, target_ms, coop)")
+                format!("{}: {pair:?} is not key=number (keys workgroup, transforms, max_invocations, fuse, target_ms, coop)", env::WGPU_TUNING)
             };
             let (k, v) = pair.split_once('=').ok_or_else(bad)?;
             let n: u32 = v.trim().parse().map_err(|_| bad())?;
@@ -237,9 +235,9 @@ pub(super) fn wave_invocations(ai: &wgpu::AdapterInfo, software: bool, t: &Tunin
 /// `CURLPOW_WGPU_TUNING` applied to `t` (unset: `t`); a value that does not parse is a warning
 /// and leaves `t`.
 pub(super) fn tuning_env(t: Tuning) -> Result<Tuning, String> {
-    match std::env::var(TUNING_ENV) {
-        Ok(v) if !v.trim().is_empty() => t.with_overrides(&v),
-        _ => Ok(t),
+    match env::get(env::WGPU_TUNING)? {
+        Some(v) => t.with_overrides(&v),
+        None => Ok(t),
     }
 }
 
@@ -251,7 +249,7 @@ pub(super) fn slot_bytes(word: u64) -> u64 {
 /// `CURLPOW_WGPU_LANES`: `32` forces 32-bit lanes; `64` or unset keeps the default. The one
 /// place the variable is read.
 pub(super) fn lanes_env() -> Result<bool, String> {
-    crate::backend::gpu::discover::env_setting("CURLPOW_WGPU_LANES", "32 or 64", |v| match v {
+    env::setting(env::WGPU_LANES, "32 or 64", |v| match v {
         "32" => Some(true),
         "64" => Some(false),
         _ => None,

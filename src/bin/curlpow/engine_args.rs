@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 use curlpow::device::Device;
-use curlpow::{Backend, CpuKernel, Engine, Selection};
+use curlpow::{env, Backend, CpuKernel, Engine, Selection};
 
 use crate::exit::UsageError;
 use crate::output::errln;
@@ -65,7 +65,7 @@ impl EngineArgs {
     pub fn check(&self) -> Result<Checked> {
         let threads = match self.threads {
             Some(n) => Some(n),
-            None if std::env::var_os("CURLPOW_THREADS").is_some() => {
+            None if env::is_set(env::THREADS) => {
                 let n = curlpow::internal::cpu::default_threads()?;
                 Some(values::check_threads("CURLPOW_THREADS=", n).map_err(UsageError)?)
             }
@@ -98,7 +98,7 @@ impl EngineArgs {
         #[cfg(feature = "fault-injection")]
         let faults = curlpow::fault::specs_from_env()?;
         #[cfg(not(feature = "fault-injection"))]
-        if std::env::var_os("CURLPOW_INJECT_FAULT").is_some() {
+        if env::is_set(env::INJECT_FAULT) {
             errln!(
                 "curlpow: note: CURLPOW_INJECT_FAULT is ignored: this binary was built without \
                  the fault-injection feature"

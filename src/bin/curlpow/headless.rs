@@ -8,7 +8,7 @@
 #[cfg(all(unix, feature = "wgpu"))]
 pub fn quiet_headless_vulkan() {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    if std::env::var_os("XDG_RUNTIME_DIR").is_some() {
+    if curlpow::env::other("XDG_RUNTIME_DIR").is_some() {
         return;
     }
     let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {

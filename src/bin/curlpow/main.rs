@@ -51,7 +51,7 @@ enum Cmd {
     // The usage line as --help prints it, also in errors (clap would print a given FILE there
     // as `<FILE>`, as if it were required).
     #[command(override_usage = "curlpow verify --mwm <MWM> [FILE]")]
-    Verify(commands::hash::VerifyArgs),
+    Verify(commands::verify::VerifyArgs),
     /// Nonces tried per second on one device, with an unreachable target.
     Bench(commands::bench::BenchArgs),
     /// List every device of every compiled backend (-v: with each one's details).
@@ -59,8 +59,8 @@ enum Cmd {
     /// Why a GPU is or is not used: device nodes, drivers, backends, the CPU kernel, each with
     /// its fix (exit 1: a GPU is here but cannot be used).
     Doctor(commands::doctor::DoctorArgs),
-    /// The GPU kernel variants (`--list`), their build options and the devices they are the
-    /// default for.
+    /// Time each GPU device's kernel variants and keep the fastest for later runs (`--list`:
+    /// the variants, their build options and the devices they are the default for).
     Tune(commands::tune::TuneArgs),
     /// IRI's attachToTangle offline: chain a bundle (one transaction a line) to two tips.
     #[command(
@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         Cmd::BlockPow(a) => commands::block_pow::run(a),
         Cmd::BlockScore(a) => commands::block_score::run(a),
         Cmd::Hash(a) => commands::hash::run_hash(a),
-        Cmd::Verify(a) => commands::hash::run_verify(a),
+        Cmd::Verify(a) => commands::verify::run_verify(a),
         Cmd::Bench(a) => commands::bench::run(a),
         Cmd::Devices(a) => commands::devices::run(a),
         Cmd::Doctor(a) => commands::doctor::run(a),

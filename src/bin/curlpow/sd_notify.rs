@@ -25,7 +25,7 @@ pub fn extend_stop_timeout(grace: Duration) {
 #[cfg(unix)]
 fn notify(message: &str) -> std::io::Result<()> {
     use std::os::unix::net::UnixDatagram;
-    let Some(path) = std::env::var_os("NOTIFY_SOCKET").filter(|p| !p.is_empty()) else {
+    let Some(path) = curlpow::env::other("NOTIFY_SOCKET") else {
         return Ok(());
     };
     let socket = UnixDatagram::unbound()?;

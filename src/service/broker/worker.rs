@@ -205,7 +205,7 @@ impl WorkerConfig {
 fn default_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| crate::base::env::other("HOSTNAME").and_then(|h| h.into_string().ok()))
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "worker".into());

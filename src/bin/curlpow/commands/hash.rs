@@ -1,4 +1,5 @@
-//! `curlpow hash` and `curlpow verify`: hashes and weights, no device needed.
+//! `curlpow hash`: each line's hash, no device needed; its pipeline also serves `curlpow verify`
+//! ([`super::verify`]).
 //!
 //! Every line is checked before anything is written ([`crate::input`]): a bad line is named and
 //! nothing is written. While the check reads the input, the good lines are gathered into chunks
@@ -13,17 +14,11 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::Scope;
 
 use anyhow::Result;
-use clap::Args;
-use curlpow::{Backend, Engine, TRANSACTION_TRYTES};
+use curlpow::{Backend, Engine};
 
-use crate::exit::UsageError;
-
-use crate::input::{
-    changed, line_error, parse_tx, too_long, BadLines, Input, InputArg, MAX_TX_LINE,
-    NAMED_BAD_LINES,
-};
+use crate::input::{changed, line_error, too_long, BadLines, Input, InputArg};
 use crate::line_reader::{self, Line};
-use crate::output::{errln, Stdout};
+use crate::output::Stdout;
 
 /// The longest line `hash` reads, in bytes (trytes).
 const MAX_HASH_LINE: usize = 4 << 20;
@@ -37,22 +32,13 @@ const CHUNK_BYTES: usize = 16 << 20;
 /// input again after the check.
 const HELD_MAX: usize = 32 << 20;
 
-#[derive(Args)]
-pub struct VerifyArgs {
-    /// Minimum weight magnitude to check against.
-    #[arg(long)]
-    mwm: usize,
-    #[command(flatten)]
-    input: InputArg,
-}
-
 /// Lines gathered for one call of the engine: their bytes end to end, where each ends, and
 /// their line numbers.
 #[derive(Default)]
-struct Chunk {
+pub(super) struct Chunk {
     bytes: Vec<u8>,
     ends: Vec<usize>,
-    numbers: Vec<usize>,
+    pub(super) numbers: Vec<usize>,
 }
 
 impl Chunk {
@@ -176,7 +162,7 @@ impl Pipeline {
 type Done<S> = fn(&mut S, &Chunk, &[[i8; 243]]) -> Result<()>;
 
 /// What a command writes for each line's hash (and what it notes besides).
-trait Emit {
+pub(super) trait Emit {
     /// Append the output of `chunk`'s lines to `text`.
     fn add(&mut self, chunk: &Chunk, hashes: &[[i8; 243]], text: &mut Vec<u8>);
     /// Forget what `add` noted (its results were dropped and are computed again).
@@ -222,7 +208,7 @@ fn write_out<E: Emit>(
 /// written (exit 2). Meanwhile the good lines are hashed on the pool, in chunks, and their
 /// output kept up to [`HELD_MAX`] bytes; past that (or after a bad line) only the check goes
 /// on, and once it passes a second pass hashes and writes chunk by chunk. Returns the emitter.
-fn hash_input<E: Emit>(
+pub(super) fn hash_input<E: Emit>(
     input: &mut Input,
     max_line: usize,
     expected: &str,
@@ -338,94 +324,7 @@ fn hash_line(bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// A `verify` line: a transaction (2673 trytes), or what is wrong with it as the transaction
-/// parser says it.
-fn tx_line(bytes: &[u8]) -> Result<(), String> {
-    if bytes.len() == TRANSACTION_TRYTES && curlpow::trits::is_trytes(bytes) {
-        return Ok(());
-    }
-    parse_tx(bytes).map(drop)
-}
-
 /// The CPU pool that hashes (no GPU driver is loaded for hashing).
 fn hasher() -> Result<Engine> {
     Ok(Engine::builder().backends(&[Backend::Cpu]).build()?)
-}
-
-/// `verify`: each line's weight; the lines below `--mwm` counted, the first ones named.
-struct Weights {
-    mwm: usize,
-    total: u64,
-    below: u64,
-    /// Line number and weight of the first [`NAMED_BAD_LINES`] below `--mwm`.
-    named: Vec<(usize, usize)>,
-}
-
-impl Emit for Weights {
-    fn add(&mut self, chunk: &Chunk, hashes: &[[i8; 243]], text: &mut Vec<u8>) {
-        for (h, &number) in hashes.iter().zip(&chunk.numbers) {
-            let w = curlpow::trailing_zeros(h);
-            push_number(w, text);
-            self.total += 1;
-            if w < self.mwm {
-                self.below += 1;
-                if self.below <= NAMED_BAD_LINES {
-                    self.named.push((number, w));
-                }
-            }
-        }
-    }
-
-    fn reset(&mut self) {
-        (self.total, self.below) = (0, 0);
-        self.named.clear();
-    }
-}
-
-pub fn run_verify(a: VerifyArgs) -> Result<ExitCode> {
-    // Checked before any input is read: a bad one is a usage error even for empty input.
-    curlpow::Mwm::try_from(a.mwm).map_err(|e| UsageError(e.to_string()))?;
-    let mut out = Stdout::open()?;
-    let mut input = Input::open(&a.input)?;
-    let weights = Weights {
-        mwm: a.mwm,
-        total: 0,
-        below: 0,
-        named: Vec::new(),
-    };
-    let w = hash_input(
-        &mut input,
-        MAX_TX_LINE,
-        "2673 trytes",
-        tx_line,
-        weights,
-        &mut out,
-    )?;
-    out.finish()?;
-    for (number, weight) in &w.named {
-        errln!(
-            "curlpow: line {number}: weight {weight} is below --mwm {}",
-            a.mwm
-        );
-    }
-    if w.below == 0 {
-        return Ok(ExitCode::SUCCESS);
-    }
-    Err(anyhow::anyhow!(
-        "{} of {} transactions below --mwm {}{}",
-        w.below,
-        w.total,
-        a.mwm,
-        if w.below > NAMED_BAD_LINES {
-            format!(" (the first {NAMED_BAD_LINES} named)")
-        } else {
-            String::new()
-        }
-    ))
-}
-
-/// Append a weight (0..=243) and a line end.
-fn push_number(w: usize, out: &mut Vec<u8>) {
-    use std::io::Write;
-    let _ = writeln!(out, "{w}");
 }

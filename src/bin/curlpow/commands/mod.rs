@@ -11,4 +11,5 @@ pub mod hash;
 pub mod pow;
 pub mod serve;
 pub mod tune;
+pub mod verify;
 pub mod worker;

@@ -12,7 +12,7 @@ use curlpow::server::{
     Config, Credentials, Server, ServerError, CONN_TIMEOUT_RANGE, MAX_BODY_LENGTH, MAX_CONCURRENCY,
     MAX_CONNECTIONS, MAX_MWM, MAX_QUEUE, MAX_REQUESTS_LIST,
 };
-use curlpow::{Engine, PowOptions, Selection};
+use curlpow::{env, Engine, PowOptions, Selection};
 
 use crate::engine_args::{build_engine, build_engine_with, EngineArgs};
 use crate::exit::UsageError;
@@ -220,13 +220,11 @@ fn credentials(a: &ServeArgs) -> Result<Option<Credentials>> {
         warn_if_readable_by_others(path);
         return Ok(Some(Credentials::from_file(path).map_err(config_error)?));
     }
-    match std::env::var("CURLPOW_REMOTE_AUTH") {
-        Ok(v) if !v.is_empty() => {
-            Ok(Some(Credentials::parse(&v).map_err(|e| {
-                UsageError(format!("CURLPOW_REMOTE_AUTH: {}", config_error(e)))
-            })?))
-        }
-        _ => Ok(None),
+    match env::get(env::REMOTE_AUTH).map_err(UsageError)? {
+        Some(v) => Ok(Some(Credentials::parse(&v).map_err(|e| {
+            UsageError(format!("CURLPOW_REMOTE_AUTH: {}", config_error(e)))
+        })?)),
+        None => Ok(None),
     }
 }
 
@@ -288,9 +286,11 @@ pub const LIFECYCLE: &str = "curlpow::lifecycle";
 pub fn init_logging(level: &str) -> Result<()> {
     check_log_level(level)?;
     use tracing_subscriber::EnvFilter;
-    let mut filter = match std::env::var("RUST_LOG") {
-        Ok(v) if !v.is_empty() => EnvFilter::try_new(v).context("RUST_LOG")?,
-        _ => EnvFilter::try_new(level).map_err(|e| UsageError(format!("--log {level:?}: {e}")))?,
+    let mut filter = match env::other("RUST_LOG") {
+        Some(v) => EnvFilter::try_new(v.to_string_lossy()).context("RUST_LOG")?,
+        None => {
+            EnvFilter::try_new(level).map_err(|e| UsageError(format!("--log {level:?}: {e}")))?
+        }
     };
     for d in log_lines::QUIET_LIBRARIES {
         filter = filter.add_directive(

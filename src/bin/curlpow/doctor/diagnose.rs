@@ -135,7 +135,7 @@ pub fn diagnose(
                 let d = drivers(Api::Opencl);
                 !d.is_empty() && d.iter().all(|i| i.driver == Driver::Rusticl)
             };
-            if rusticl_only && std::env::var_os("RUSTICL_ENABLE").is_none() {
+            if rusticl_only && curlpow::env::other("RUSTICL_ENABLE").is_none() {
                 let name = match (g.vendor, g.nouveau) {
                     (Vendor::Amd, _) => "radeonsi",
                     (Vendor::Intel, _) => "iris",

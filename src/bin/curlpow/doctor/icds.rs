@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use curlpow::env;
 use serde::Serialize;
 
 use super::nodes::Vendor;
@@ -186,7 +187,7 @@ pub struct LibDirs {
 impl LibDirs {
     pub fn new(root: &Root) -> LibDirs {
         let mut dirs: Vec<PathBuf> = Vec::new();
-        if let Some(v) = std::env::var_os("LD_LIBRARY_PATH") {
+        if let Some(v) = env::other("LD_LIBRARY_PATH") {
             dirs.extend(
                 std::env::split_paths(&v)
                     .filter(|p| p.is_absolute())
@@ -279,7 +280,7 @@ fn ld_so_conf(root: &Root, file: &Path, dirs: &mut Vec<PathBuf>, depth: u32) {
 
 /// Paths from a colon-separated variable, or the defaults.
 fn env_dirs(var: &str, defaults: &[&str]) -> Vec<PathBuf> {
-    match std::env::var_os(var).filter(|v| !v.is_empty()) {
+    match env::other(var) {
         Some(v) => std::env::split_paths(&v).collect(),
         None => defaults.iter().map(PathBuf::from).collect(),
     }
@@ -296,21 +297,19 @@ fn vulkan_files(root: &Root) -> Vec<PathBuf> {
             .collect()
     };
     let mut places: Vec<PathBuf> = Vec::new();
-    let forced = std::env::var_os("VK_DRIVER_FILES")
-        .or_else(|| std::env::var_os("VK_ICD_FILENAMES"))
-        .filter(|v| !v.is_empty());
+    let forced = env::other("VK_DRIVER_FILES").or_else(|| env::other("VK_ICD_FILENAMES"));
     if let Some(v) = forced {
         places.extend(list(&v));
     } else {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let home = env::other("HOME").map(PathBuf::from);
         let mut dirs = Vec::new();
-        match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        match env::other("XDG_CONFIG_HOME") {
             Some(d) => dirs.push(PathBuf::from(d)),
             None => dirs.extend(home.as_ref().map(|h| h.join(".config"))),
         }
         dirs.extend(env_dirs("XDG_CONFIG_DIRS", &["/etc/xdg"]));
         dirs.push("/etc".into());
-        match std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        match env::other("XDG_DATA_HOME") {
             Some(d) => dirs.push(PathBuf::from(d)),
             None => dirs.extend(home.as_ref().map(|h| h.join(".local/share"))),
         }
@@ -324,7 +323,7 @@ fn vulkan_files(root: &Root) -> Vec<PathBuf> {
                 .map(|d| root.path(d.join("vulkan/icd.d"))),
         );
     }
-    if let Some(v) = std::env::var_os("VK_ADD_DRIVER_FILES") {
+    if let Some(v) = env::other("VK_ADD_DRIVER_FILES") {
         places.extend(list(&v));
     }
     files_in(places, "json")
@@ -333,9 +332,8 @@ fn vulkan_files(root: &Root) -> Vec<PathBuf> {
 /// OpenCL's vendor files: `OCL_ICD_VENDORS` (ocl-icd) or `OPENCL_VENDOR_PATH` (Khronos'
 /// loader) when set, else `/etc/OpenCL/vendors`.
 fn opencl_files(root: &Root) -> Vec<PathBuf> {
-    let dir = std::env::var_os("OCL_ICD_VENDORS")
-        .or_else(|| std::env::var_os("OPENCL_VENDOR_PATH"))
-        .filter(|v| !v.is_empty())
+    let dir = env::other("OCL_ICD_VENDORS")
+        .or_else(|| env::other("OPENCL_VENDOR_PATH"))
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .unwrap_or_else(|| PathBuf::from("/etc/OpenCL/vendors"));

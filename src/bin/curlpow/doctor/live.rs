@@ -55,7 +55,8 @@ pub struct Live {
 
 /// Discover this host's devices as a search would (with software drivers when `software`).
 pub fn probe(software: bool) -> Live {
-    let mut settings: Vec<(String, String)> = std::env::vars()
+    let mut settings: Vec<(String, String)> = curlpow::env::curlpow_vars()
+        .into_iter()
         .filter(|(k, _)| k.starts_with("CURLPOW_") && k != "CURLPOW_DOCTOR_ROOT")
         .map(|(k, v)| {
             // Credentials (a password, a broker URL with one) are not printed.
