@@ -61,10 +61,8 @@ pub(crate) fn configure(host: &str) -> Result<(), Failure> {
         return Ok(());
     }
     let mut config = RemoteConfig::new(broker_url(host)?);
-    if let Ok(q) = std::env::var("CURLPOW_BROKER_QUEUE") {
-        if !q.is_empty() {
-            config.queue = q;
-        }
+    if let Ok(Some(q)) = curlpow::env::get(curlpow::env::BROKER_QUEUE) {
+        config.queue = q;
     }
     config.connect_wait = REMOTE_WAIT;
     let devices = remote_devices(config)

@@ -22,6 +22,8 @@ pub enum Reader {
     Library,
     /// The `curlpow` command only.
     Command,
+    /// The C library (`libdcurl.so`) only.
+    CLibrary,
     /// The test harness (`scripts/test.sh`, CI), not curlpow itself.
     Tests,
 }
@@ -63,6 +65,8 @@ pub const TUNE: &str = "CURLPOW_TUNE";
 pub const INJECT_FAULT: &str = "CURLPOW_INJECT_FAULT";
 /// `serve`'s HTTP Basic credentials.
 pub const REMOTE_AUTH: &str = "CURLPOW_REMOTE_AUTH";
+/// The C library's broker queue.
+pub const BROKER_QUEUE: &str = "CURLPOW_BROKER_QUEUE";
 
 /// curlpow's environment variables, in the README's order.
 pub const VARS: &[Var] = &[
@@ -161,6 +165,13 @@ pub const VARS: &[Var] = &[
         reader: Reader::Command,
     },
     Var {
+        name: BROKER_QUEUE,
+        takes: "QUEUE",
+        effect: "`libdcurl.so` with a `broker_host`: the queue its PoW is sent to (default \
+                 `incoming_queue`, dcurl's; `docs/c-api.md`)",
+        reader: Reader::CLibrary,
+    },
+    Var {
         name: "CURLPOW_DOCTOR_ROOT",
         takes: "DIR",
         effect: "tests: `doctor` reads the host's files under this folder (`--root`)",
@@ -188,6 +199,20 @@ pub const VARS: &[Var] = &[
         name: "CURLPOW_REQUIRE_JAVA",
         takes: "1",
         effect: "tests of the C library: a missing JDK fails instead of skipping",
+        reader: Reader::Tests,
+    },
+    Var {
+        name: "CURLPOW_C_TEST_CFLAGS",
+        takes: "FLAGS",
+        effect: "tests of the C library: more flags for the C compiler (sanitizers, \
+                 `docs/c-api.md`)",
+        reader: Reader::Tests,
+    },
+    Var {
+        name: "CURLPOW_C_TEST_WRAPPER",
+        takes: "COMMAND",
+        effect: "tests of the C library: a command run in front of each C program (e.g. \
+                 `valgrind --error-exitcode=99`)",
         reader: Reader::Tests,
     },
     Var {

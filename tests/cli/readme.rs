@@ -1,6 +1,7 @@
 //! The README's tables against the code: the command table names every command the binary
 //! knows (and no other), the environment table is the one `curlpow::env` renders, every
-//! `CURLPOW_*` name in the sources is in that table, and the environment is read in one module.
+//! `CURLPOW_*` name in the sources (the library, the command, the C library) is in that table,
+//! and the environment is read in one module.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -89,6 +90,7 @@ fn every_curlpow_variable_in_the_sources_is_in_the_table() {
     let names: BTreeSet<&str> = curlpow::env::VARS.iter().map(|v| v.name).collect();
     let mut files = Vec::new();
     rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("ffi/src"), &mut files);
     let mut missing = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
@@ -113,6 +115,7 @@ fn every_curlpow_variable_in_the_sources_is_in_the_table() {
 fn the_environment_is_read_in_one_module() {
     let mut files = Vec::new();
     rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("ffi/src"), &mut files);
     let readers: Vec<String> = files
         .iter()
         .filter(|f| {
