@@ -10,7 +10,8 @@
 //   STATE_LOCAL 0: the state lives in private memory;
 //               1: in __local memory, laid out [slot][half][work-item] (LOCAL_SIZE work-items)
 //   LOCAL_SIZE  work-group size the kernel is launched with (used when STATE_LOCAL is 1)
-//   FUSE        1: one round per pass over the state; 3 or 5: that many rounds fused per pass
+//   FUSE        1: one round per pass over the state; 3 or 5: that many rounds fused per pass;
+//               4 (the cooperative kernel only): 3 passes of 3 rounds, then 18 of 4
 //   PREFETCH    0: load each trit when its step needs it; 2..4: load it that many steps ahead
 //               (fused passes only), so that a load's latency overlaps the steps before it
 //   COOP        0: one state per work-item (the above); 1: the cooperative kernel at the end of
@@ -54,14 +55,17 @@
 #if PREFETCH != 0 && (PREFETCH < 2 || PREFETCH > 4 || FUSE == 1)
 #error "PREFETCH must be 0, or 2..4 with fused passes"
 #endif
-#if FUSE == 1
+#if FUSE == 4 && !COOP
+#error "FUSE 4 is the cooperative kernel's"
+#endif
+#if FUSE == 1 || FUSE == 4
 #define SLOTS STATE_LEN
 #elif FUSE == 3
 #define SLOTS (STATE_LEN + 5)
 #elif FUSE == 5
 #define SLOTS (STATE_LEN + 21)
 #else
-#error "FUSE must be 1, 3 or 5"
+#error "FUSE must be 1, 3 or 5 (4: the cooperative kernel)"
 #endif
 
 #if LANE_BITS == 64
@@ -427,17 +431,9 @@ void lane_trits_of(uint pow, uint l, int *t) {
 
 // Trit j (< CTR_TN) of counter n, computed on its own (so that work-items can compute the
 // trits of one counter in parallel). A transaction counter is split n = a 3^28 + b 3^14 + c
-// (two divisions by a constant); each piece plus (3^14 - 1) / 2, carried upwards, holds 14
-// balanced trits as standard trits plus one.
-int counter_trit(uint pow, ulong n, uint j) {
-    if (pow == POW_BLOCK) {
-        const uint byte = (uint)(n >> (8u * (j / 6u))) & 0xffu;
-        return small_trit((int)(char)(uchar)byte, j % 6u);
-    }
-    const ulong q = n / P3_14;
-    const uint c = (uint)(n - q * P3_14);
-    const uint a = (uint)(q / P3_14); // < 2^64 / 3^28 < 3^14 / 2
-    const uint b = (uint)(q - (ulong)a * P3_14);
+// (two divisions by a constant, or from the pieces of n - 1: counter_pieces_next); each piece
+// plus (3^14 - 1) / 2, carried upwards, holds 14 balanced trits as standard trits plus one.
+int counter_trit3(uint a, uint b, uint c, uint j) {
     uint x0 = c + H3_14;
     const uint c0 = x0 >= P3_14 ? 1u : 0u;
     x0 -= c0 * P3_14;
@@ -449,6 +445,37 @@ int counter_trit(uint pow, ulong n, uint j) {
         x /= 3u;
     }
     return (int)(x % 3u) - 1;
+}
+
+// The pieces a, b, c of a transaction counter n = a 3^28 + b 3^14 + c.
+uint3 counter_pieces(ulong n) {
+    const ulong q = n / P3_14;
+    const uint c = (uint)(n - q * P3_14);
+    const uint a = (uint)(q / P3_14); // < 2^64 / 3^28 < 3^14 / 2
+    return (uint3)(a, (uint)(q - (ulong)a * P3_14), c);
+}
+
+// The pieces of n + 1 from those of n.
+uint3 counter_pieces_next(uint3 v) {
+    v.z++;
+    if (v.z == P3_14) {
+        v.z = 0;
+        v.y++;
+        if (v.y == P3_14) {
+            v.y = 0;
+            v.x++;
+        }
+    }
+    return v;
+}
+
+int counter_trit(uint pow, ulong n, uint j) {
+    if (pow == POW_BLOCK) {
+        const uint byte = (uint)(n >> (8u * (j / 6u))) & 0xffu;
+        return small_trit((int)(char)(uchar)byte, j % 6u);
+    }
+    const uint3 v = counter_pieces(n);
+    return counter_trit3(v.x, v.y, v.z, j);
 }
 
 // The stop flag, read atomically (an atomic no-op: OpenCL 1.2 has no atomic load).
@@ -615,9 +642,11 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
 // banks; the writes' stride of -8 C mod 729 spreads over the banks too). With C even the array
 // is padded by one word after every C (element u at u + u / C), which makes the read stride
 // C + 1.
-// The S-box's low half is written as (a.hi ^ a.lo) ^ (a.lo & b.lo) (= a.hi ^ (a.lo & ~b.lo)):
-// AMD's compiler then needs no v_not (v_and + v_xor, or v_bfi_b32), 4 VALU operations per
-// S-box instead of 5; NVIDIA's makes LOP3 of any form.
+// The S-box is written as x = a.hi ^ (a.lo & b.lo), lo' = x ^ a.lo, hi' = bitselect(a.lo, x,
+// b.hi) (= a.lo ^ (b.hi & lo')), with x opaque to the optimiser on AMD (an empty asm): its
+// compiler then emits v_and, v_xor, v_xor, v_bfi_b32, 4 VALU and no v_not (LLVM would fold
+// the form back into a.lo & ~b.lo, which gfx9 has no single VALU instruction for); NVIDIA's
+// makes 2 LOP3 of any form.
 #if LANE_BITS != 32 || VEC != 1
 #error "the cooperative kernel uses 32-bit words"
 #endif
@@ -631,10 +660,17 @@ __kernel void curl_transform(__global const char *input, __global char *output, 
 // outputs below 729.
 #define WRAP_K (STATE_LEN + 2 - ((STATE_LEN - 1) / CHUNK) * CHUNK)
 
+#if defined(__AMDGCN__)
+#define OPAQUE(x) __asm__("" : "+v"(x))
+#else
+#define OPAQUE(x)
+#endif
 #define SBOX_BS(olo, ohi, alo, ahi, blo, bhi)                                                   \
     do {                                                                                       \
-        olo = ((ahi) ^ (alo)) ^ ((alo) & (blo));                                               \
-        ohi = (alo) ^ ((bhi) & olo);                                                           \
+        uint x_ = (ahi) ^ ((alo) & (blo)); /* = a.lo ^ lo' */                                  \
+        OPAQUE(x_);                                                                            \
+        olo = x_ ^ (alo);                                                                      \
+        ohi = bitselect((alo), x_, (bhi)); /* bhi ? x_ : a.lo = a.lo ^ (b.hi & lo') */          \
     } while (0)
 
 // t = -8 z mod 729 for z < 729.
@@ -656,6 +692,27 @@ __attribute__((always_inline)) void coop_put(__local uint *st, uint t, uint vl, 
 // Half `h` (0 low, 1 high) of trit z of the state, once a pass has written it (or the set-up).
 #define COOP_GET(st, z, h) ((st)[PHYS(coop_slot(z) + 2u) + (h) * HI_OFF])
 
+// Step k of a pass: L_0[t] (p4l, p4h) in, L_3[t - 5] out (from step 7 on: ol, oh[k - 7]).
+#define COOP_STEP3(k)                                                                           \
+    do {                                                                                       \
+        uint n1l = 0, n1h = 0, n2l = 0, n2h = 0;                                               \
+        if ((k) >= 4) {                                                                        \
+            SBOX_BS(n1l, n1h, p0l, p0h, p4l, p4h); /* L1[t-4] = S(L0[t-4], L0[t]) */           \
+        }                                                                                      \
+        if ((k) >= 6) {                                                                        \
+            SBOX_BS(n2l, n2h, n1l, n1h, q0l, q0h); /* L2[t-4] = S(L1[t-4], L1[t-6]) */         \
+        }                                                                                      \
+        if ((k) >= 7) {                                                                        \
+            uint n3l, n3h;                                                                     \
+            SBOX_BS(n3l, n3h, r0l, r0h, n2l, n2h); /* L3[t-5] = S(L2[t-5], L2[t-4]) */         \
+            ol[(k) - 7] = n3l;                                                                 \
+            oh[(k) - 7] = n3h;                                                                 \
+        }                                                                                      \
+        p0l = p1l; p0h = p1h; p1l = p2l; p1h = p2h; p2l = p3l; p2h = p3h; p3l = p4l; p3h = p4h; \
+        q0l = q1l; q0h = q1h; q1l = n1l; q1h = n1h;                                            \
+        r0l = n2l; r0h = n2h;                                                                  \
+    } while (0)
+
 // Every work-item of the state has outputs (P = 32: 31 C < 729): no test for one past it.
 #define ALL_IN ((COOP_P - 1) * CHUNK < STATE_LEN)
 // The fewest outputs below 729 of a work-item that has some: outputs below it need no test.
@@ -665,24 +722,45 @@ __attribute__((always_inline)) void coop_put(__local uint *st, uint t, uint vl, 
 // through a base pointer of their own (unpadded layout).
 #define WRAP_ONE (!COOP_PAD && ((STATE_LEN - 1) % CHUNK) > 3)
 
-// One pass. `me` holds this work-item's addressing (16-bit fields: 8 bytes of __local memory a
-// work-item), read from __local memory each pass (a
-// compiler that sees it constant keeps every read and write address in registers, which costs
-// occupancy): x = p C (a), y = PHYS(a): its first read (u = a + k at step k), z = the first step
-// whose read wraps past t = 728 (to u = a + k - 729), w = -8 a mod 729: where its first output
-// goes. `first`: the first work-item, whose steps 0 and 1 wrap to t = 727, 728; `valid`: the
-// outputs of its chunk below 729.
+#if !COOP_PAD
+// Writing a pass's outputs (unpadded layout): output j of the work-item goes to t_j = t_0 + M j
+// mod 729 (M = -8 when the next pass has three rounds, 16 when it has four), which wraps at
+// most once over a chunk (8 C, 16 C < 729): from pointer `wb` (element t_0 + 2) at constant
+// offsets, and 729 elements back (M = 16) or on (M = -8) from the step `jw` on.
+#define COOP_WRITE(M, t0)                                                                      \
+    do {                                                                                       \
+        if (ALL_IN || valid != 0) {                                                            \
+            __local uint *wb = st + 2u + (t0);                                                 \
+            __local uint *wb2 = (M) > 0 ? wb - STATE_LEN : wb + STATE_LEN;                     \
+            /* the first j with t_0 + M j outside [0, 729) */                                  \
+            const uint jw = (M) > 0 ? (STATE_LEN + 15u - (t0)) / 16u : (t0) / 8u + 1u;         \
+            _Pragma("unroll") for (int j = 0; j < CHUNK; j++) {                                \
+                if ((uint)j < VALID_MIN || (uint)j < valid) {                                  \
+                    __local uint *w = (uint)j >= jw ? wb2 : wb;                                \
+                    w[(M) * j] = ol[j];                                                        \
+                    w[HI_OFF + (M) * j] = oh[j];                                               \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+
+// One pass of three rounds (unpadded layout), its outputs written for a next pass of three
+// (M = -8) or four (M = 16) rounds. `me` holds this work-item's addressing (16-bit fields: 8
+// bytes of __local memory a work-item), read from __local memory each pass (a compiler that
+// sees it constant keeps every read and write address in registers, which costs occupancy):
+// x = its first read (element a = p C: t = a - 2), y = 16 a mod 729 and w = -8 a mod 729:
+// where its first output goes for M = 16 and M = -8, z = the first step whose read wraps past
+// t = 728 (to u = a + k - 729). `first`: the first work-item, whose steps 0 and 1 wrap to
+// t = 727, 728; `valid`: the outputs of its chunk below 729.
 //
 // Reads go through one pointer (`rb`, this work-item's first element) with constant offsets,
 // the high half at a constant offset from the low one: one shared-memory instruction each, no
-// address arithmetic, except a select at the steps whose read may wrap. Writes: output j goes
-// to t_j = t_0 - 8 j mod 729, which wraps at most once over a chunk (8 C < 729): from pointer
-// `wb` (element t_0 + 2) at constant offsets, plus 729 from the step `jw` on (unpadded layout).
+// address arithmetic, except a select at the steps whose read may wrap.
 __attribute__((always_inline)) void coop_pass3(__local uint *st, __local const ushort4 *me,
-                                               bool first, uint valid) {
+                                               bool first, uint valid, const int M) {
     const uint4 m = convert_uint4(*me);
-    const uint a = m.x, wrap = m.z;
-    __local const uint *rb = st + m.y;
+    const uint wrap = m.z;
+    __local const uint *rb = st + m.x;
 #if WRAP_ONE
     // Steps 0, 1 of the first work-item and the wrapped steps of the last one read through a
     // base pointer of their own, chosen once per pass.
@@ -695,88 +773,211 @@ __attribute__((always_inline)) void coop_pass3(__local uint *st, __local const u
     uint r0l = 0, r0h = 0;
 #pragma unroll
     for (int k = 0; k < CHUNK + 7; k++) {
-        // Element p C + k, padded: p (C + 1) + k + k / C.
-        const uint off = (uint)k + (COOP_PAD ? (uint)k / CHUNK : 0u);
-        __local const uint *r = rb + off;
+        __local const uint *r = rb + k;
 #if WRAP_ONE
         if (k < 2) {
-            r = rb0 + off;
+            r = rb0 + k;
         } else if (k >= WRAP_K) {
-            r = rb2 + off;
+            r = rb2 + k;
         }
 #else
         if (k < 2) {
             r = first ? st + PHYS(STATE_LEN + (uint)k) : r;
         } else if (k >= WRAP_K) {
-#if COOP_PAD
-            r = (uint)k >= wrap ? st + PHYS(a + (uint)k - STATE_LEN) : r;
-#else
             r = (uint)k >= wrap ? r - STATE_LEN : r;
-#endif
         }
 #endif
         const uint p4l = r[0];
         const uint p4h = r[HI_OFF];
-        uint n1l = 0, n1h = 0, n2l = 0, n2h = 0;
-        if (k >= 4) {
-            SBOX_BS(n1l, n1h, p0l, p0h, p4l, p4h); /* L1[t-4] = S(L0[t-4], L0[t]) */
-        }
-        if (k >= 6) {
-            SBOX_BS(n2l, n2h, n1l, n1h, q0l, q0h); /* L2[t-4] = S(L1[t-4], L1[t-6]) */
-        }
-        if (k >= 7) {
-            uint n3l, n3h;
-            SBOX_BS(n3l, n3h, r0l, r0h, n2l, n2h); /* L3[t-5] = S(L2[t-5], L2[t-4]) */
-            ol[k - 7] = n3l;
-            oh[k - 7] = n3h;
-        }
-        p0l = p1l; p0h = p1h; p1l = p2l; p1h = p2h; p2l = p3l; p2h = p3h; p3l = p4l; p3h = p4h;
-        q0l = q1l; q0h = q1h; q1l = n1l; q1h = n1h;
-        r0l = n2l; r0h = n2h;
+        COOP_STEP3(k);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (ALL_IN || valid != 0) {
-#if COOP_PAD
-        uint t = m.w;
-#pragma unroll
-        for (int j = 0; j < CHUNK; j++) {
-            if ((uint)j < VALID_MIN || (uint)j < valid) {
-                coop_put(st, t, ol[j], oh[j]);
-            }
-            t = min(t - 8u, t + (STATE_LEN - 8u)); // t - 8 mod 729
-        }
-#else
-        __local uint *wb = st + 2u + m.w;
-        __local uint *wb2 = wb + STATE_LEN;
-        const uint jw = m.w / 8u + 1u; // the first j with t_0 - 8 j < 0
-#pragma unroll
-        for (int j = 0; j < CHUNK; j++) {
-            if ((uint)j < VALID_MIN || (uint)j < valid) {
-                __local uint *w = (uint)j >= jw ? wb2 : wb;
-                w[-8 * j] = ol[j];
-                w[HI_OFF - 8 * j] = oh[j];
-            }
-        }
+    COOP_WRITE(M, M > 0 ? m.y : m.w);
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+#if FUSE == 4
+#if CHUNK < 10 || !WRAP_ONE || 16 * (CHUNK - 1) >= STATE_LEN
+#error "FUSE 4 needs the unpadded layout, chunks of 10 to 46 trits and one wrapping reader"
 #endif
+// One pass of four rounds (unpadded layout; every read wraps through a base of its own, see
+// WRAP_ONE). Read order L_0[t] = state[319 t mod 729] (319 = 1/16): L_1[z] = S(L_0[z],
+// L_0[z - 8]), L_2[z] = S(L_1[z], L_1[z + 4]), L_3[z] = S(L_2[z], L_2[z - 2]), L_4[z] =
+// S(L_3[z], L_3[z + 1]) = the state four rounds on, in natural order. Work-item p computes L_4
+// on its chunk [a, a + C) from L_0 on [a - 10, a + C + 5): C + 15 reads, 4 C + 11 S-boxes. Its
+// outputs go to t = 16 z mod 729 for a next pass of four rounds (M = 16), -8 z for three.
+__attribute__((always_inline)) void coop_pass4(__local uint *st, __local const ushort4 *me,
+                                               bool first, uint valid, const int M) {
+    const uint4 m = convert_uint4(*me);
+    // Step k reads t = a - 10 + k: element a - 8 + k (a pass of three reads from a - 2).
+    __local const uint *rb = st + m.x - 8;
+    // Steps 0..9 of the first work-item read t = 719 + k (elements 721 + k); the last one's
+    // reads past t = 728 start 8 steps later than a pass of three's.
+    __local const uint *rb0 = first ? st + PHYS(STATE_LEN - 8u) : rb;
+    __local const uint *rb2 = m.z == WRAP_K ? rb - STATE_LEN : rb;
+    uint ol[CHUNK], oh[CHUNK];
+    // Windows (index 0 oldest): L_0[t - 8 .. t - 1], L_1[t - 4 .. t - 1], L_2[t - 6, t - 5],
+    // L_3[t - 5].
+    uint al[8], ah[8], bl[4], bh[4], cl[2], ch[2], dl = 0, dh = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        al[i] = 0;
+        ah[i] = 0;
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        bl[i] = 0;
+        bh[i] = 0;
+    }
+    cl[0] = cl[1] = ch[0] = ch[1] = 0;
+#pragma unroll
+    for (int k = 0; k < CHUNK + 15; k++) {
+        __local const uint *r = k < 10 ? rb0 + k : (k >= WRAP_K + 8 ? rb2 + k : rb + k);
+        const uint xl = r[0];
+        const uint xh = r[HI_OFF];
+        uint n1l = 0, n1h = 0, n2l = 0, n2h = 0, n3l = 0, n3h = 0;
+        if (k >= 8) {
+            SBOX_BS(n1l, n1h, xl, xh, al[0], ah[0]); /* L1[t] = S(L0[t], L0[t-8]) */
+        }
+        if (k >= 12) {
+            SBOX_BS(n2l, n2h, bl[0], bh[0], n1l, n1h); /* L2[t-4] = S(L1[t-4], L1[t]) */
+        }
+        if (k >= 14) {
+            SBOX_BS(n3l, n3h, n2l, n2h, cl[0], ch[0]); /* L3[t-4] = S(L2[t-4], L2[t-6]) */
+        }
+        if (k >= 15) {
+            uint n4l, n4h;
+            SBOX_BS(n4l, n4h, dl, dh, n3l, n3h); /* L4[t-5] = S(L3[t-5], L3[t-4]) */
+            ol[k - 15] = n4l;
+            oh[k - 15] = n4h;
+        }
+#pragma unroll
+        for (int i = 0; i < 7; i++) {
+            al[i] = al[i + 1];
+            ah[i] = ah[i + 1];
+        }
+        al[7] = xl;
+        ah[7] = xh;
+#pragma unroll
+        for (int i = 0; i < 3; i++) {
+            bl[i] = bl[i + 1];
+            bh[i] = bh[i + 1];
+        }
+        bl[3] = n1l;
+        bh[3] = n1h;
+        cl[0] = cl[1];
+        ch[0] = ch[1];
+        cl[1] = n2l;
+        ch[1] = n2h;
+        dl = n3l;
+        dh = n3h;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    COOP_WRITE(M, M > 0 ? m.y : m.w);
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+#endif
+
+// `me`: __local memory of this work-item's own; `wa`: unused (the padded layout's).
+void coop_transform(__local uint *st, __local ushort4 *me, const uint *wa, uint p) {
+    const uint a = p * CHUNK;
+    // Work-items past the state (a >= 729) read the second chunk (elements every pass writes:
+    // not the unused elements 0 and 1) and write nothing.
+    const bool in = a < STATE_LEN;
+    // Step k reads t = a - 2 + k: past 728 from k = 731 - a on.
+    *me = convert_ushort4((uint4)(in ? a : (uint)CHUNK, in ? (16u * a) % STATE_LEN : 0u,
+                                  in ? STATE_LEN + 2 - a : (uint)CHUNK + 7u,
+                                  in ? coop_slot(a) : 0u));
+    const uint valid = in ? min((uint)CHUNK, STATE_LEN - a) : 0u;
+#if FUSE == 4
+    // 81 rounds = 3 passes of three, then 18 of four: the state is laid out for a pass of
+    // three before the first and after the last (t = -8 z).
+    for (uint pass = 0; pass < 2; pass++) {
+        coop_pass3(st, me, p == 0, valid, -8);
+    }
+    coop_pass3(st, me, p == 0, valid, 16);
+    for (uint pass = 0; pass < 17; pass++) {
+        coop_pass4(st, me, p == 0, valid, 16);
+    }
+    coop_pass4(st, me, p == 0, valid, -8);
+#else
+    for (uint pass = 0; pass < ROUNDS / 3; pass++) {
+        coop_pass3(st, me, p == 0, valid, -8);
+    }
+#endif
+}
+
+#else // COOP_PAD
+
+// The padded layout's write addresses, once per launch (no division in a pass): `wa[j]`, the
+// word of output j's low half (trit z = p C + j at t = -8 z mod 729), or for an output past
+// trit 728 the padding word after chunk 0 (never read), so that every write is unconditional.
+#define PAD_DUMMY ((uint)CHUNK)
+__attribute__((always_inline)) void coop_waddr(uint p, uint *wa) {
+#pragma unroll
+    for (int j = 0; j < CHUNK; j++) {
+        const uint z = p * CHUNK + (uint)j;
+        wa[j] = z < STATE_LEN ? PHYS(coop_slot(z) + 2u) : PAD_DUMMY;
+    }
+}
+
+// Only the last work-item with outputs reads past t = 728 (its second-to-last neighbour's
+// reads end at t = 728 - VALID_MIN + 4): its wrapped reads are at fixed elements.
+#define PAD_ONE_WRAPS (VALID_MIN >= 5)
+
+// One pass (padded layout), addresses as word indices: reads at constant offsets from the
+// work-item's first element (`rb`; steps 0, 1 of the first work-item and the wrapped steps of
+// the last one from bases of their own, chosen once per pass), writes to the precomputed `wa`.
+__attribute__((always_inline)) void coop_pass3_pad(__local uint *st, uint a, const uint *wa) {
+    const bool in = a < STATE_LEN;
+    // Work-items past the state read the second chunk (written by every pass, no padding word).
+    const uint rb = in ? PHYS(a) : PHYS((uint)CHUNK);
+    const bool first = a == 0;
+#if PAD_ONE_WRAPS
+    const bool last = a == STATE_LEN - VALID_MIN;
+#else
+    const uint wrap = in ? STATE_LEN + 2 - a : (uint)CHUNK + 7u;
+#endif
+    uint ol[CHUNK], oh[CHUNK];
+    uint p0l = 0, p0h = 0, p1l = 0, p1h = 0, p2l = 0, p2h = 0, p3l = 0, p3h = 0;
+    uint q0l = 0, q0h = 0, q1l = 0, q1h = 0;
+    uint r0l = 0, r0h = 0;
+#pragma unroll
+    for (int k = 0; k < CHUNK + 7; k++) {
+        // Element p C + k, padded: p (C + 1) + k + k / C.
+        const uint off = (uint)k + (uint)k / CHUNK;
+        uint base = rb;
+        if (k < 2) {
+            // t = k - 2 wraps to 727 + k: element 729 + k.
+            base = first ? PHYS(STATE_LEN + (uint)k) - off : rb;
+        } else if (k >= WRAP_K) {
+#if PAD_ONE_WRAPS
+            // t = a - 2 + k - 729: element k - VALID_MIN.
+            base = last ? PHYS((uint)k - VALID_MIN) - off : rb;
+#else
+            base = (uint)k >= wrap ? PHYS(a + (uint)k - STATE_LEN) - off : rb;
+#endif
+        }
+        const uint p4l = st[base + off];
+        const uint p4h = st[base + off + HI_OFF];
+        COOP_STEP3(k);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int j = 0; j < CHUNK; j++) {
+        st[wa[j]] = ol[j];
+        st[wa[j] + HI_OFF] = oh[j];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-// `me`: __local memory of this work-item's own.
-void coop_transform(__local uint *st, __local ushort4 *me, uint p) {
-    const uint a = p * CHUNK;
-    // Work-items past the state (a >= 729) read the second chunk (elements every pass writes:
-    // not the unused elements 0 and 1, nor a padding word) and write nothing.
-    const bool in = a < STATE_LEN;
-    // Step k reads t = a - 2 + k: past 728 from k = 731 - a on.
-    *me = convert_ushort4((uint4)(a, in ? PHYS(a) : PHYS((uint)CHUNK),
-                                  in ? STATE_LEN + 2 - a : (uint)CHUNK + 7u,
-                                  in ? coop_slot(a) : 0u));
-    const uint valid = in ? min((uint)CHUNK, STATE_LEN - a) : 0u;
+// `me`: unused (the unpadded layout's); `wa`: from coop_waddr.
+void coop_transform(__local uint *st, __local ushort4 *me, const uint *wa, uint p) {
     for (uint pass = 0; pass < ROUNDS / 3; pass++) {
-        coop_pass3(st, me, p == 0, valid);
+        coop_pass3_pad(st, p * CHUNK, wa);
     }
 }
+#endif // COOP_PAD
 
 // The mid-state's trit z in the layout's two words.
 #define MID_LO(mid, z) SPLAT((mid)[z] != 1)
@@ -792,10 +993,21 @@ void coop_transform(__local uint *st, __local ushort4 *me, uint p) {
 // copies words p, p + P, ... of the laid-out mid-state, or writes the mid-state's trits of its
 // chunk.
 __attribute__((always_inline)) void coop_load_mid(__local uint *st, __local const uint *init,
-                                                  __global const char *mid, uint p) {
+                                                  __global const char *mid, const uint *wa,
+                                                  uint p) {
 #if INIT_LOCAL
     for (uint w = p; w < 2 * WORDS; w += COOP_P) {
         st[w] = init[w];
+    }
+#elif COOP_PAD
+    // Trit z = p C + j goes where output j of a pass goes.
+#pragma unroll
+    for (int j = 0; j < CHUNK; j++) {
+        const uint z = p * CHUNK + (uint)j;
+        if (z < STATE_LEN) {
+            st[wa[j]] = MID_LO(mid, z);
+            st[wa[j] + HI_OFF] = MID_HI(mid, z);
+        }
     }
 #else
     for (uint j = 0; j < CHUNK; j++) {
@@ -851,8 +1063,16 @@ __attribute__((always_inline)) void coop_search(
     }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
+    // The padded layout's write addresses (coop_waddr).
+    uint wa[COOP_PAD ? CHUNK : 1];
+#if COOP_PAD
+    coop_waddr(p, wa);
+#endif
     // Where this work-item's first nonce trit goes.
     const uint nonce_t0 = LANE_T0(pow);
+    // The pieces of this state's transaction counter (counter_pieces), carried on by one each
+    // iteration: no 64-bit division per transform.
+    uint3 pieces = counter_pieces(base + first);
     // Counters this state leaves untried when it stops early. (The loop is left with `break`,
     // never `return`: every exit is uniform across the group, and some compilers mishandle a
     // `return` between barriers.)
@@ -871,7 +1091,7 @@ __attribute__((always_inline)) void coop_search(
         if (p == 0) {
             *zm = ONES;
         }
-        coop_load_mid(st, init, mid, p);
+        coop_load_mid(st, init, mid, wa, p);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (*stop != 0) {
             untried = active ? end - idx : 0;
@@ -884,14 +1104,16 @@ __attribute__((always_inline)) void coop_search(
                 vl = lanes[j];
                 vh = lanes[MAX_LANE_TRITS + j];
             } else {
-                const int t = counter_trit(pow, counter, j - LANE_TN(pow));
+                const int t = pow == POW_BLOCK
+                                  ? counter_trit(pow, counter, j - LANE_TN(pow))
+                                  : counter_trit3(pieces.x, pieces.y, pieces.z, j - LANE_TN(pow));
                 vl = SPLAT(t != 1);
                 vh = SPLAT(t != -1);
             }
             coop_put(st, coop_slot(nonce_t0 + j), vl, vh);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        coop_transform(st, me, p); // ends with a barrier
+        coop_transform(st, me, wa, p); // ends with a barrier
         uint m = ONES;
         for (uint j = HASH_LEN - zeros + p; j < HASH_LEN; j += COOP_P) {
             m &= ~(COOP_GET(st, j, 0) ^ COOP_GET(st, j, 1));
@@ -911,6 +1133,7 @@ __attribute__((always_inline)) void coop_search(
             // A state that hit stops at the next iteration's flag check, which counts what it
             // did not try.
         }
+        pieces = counter_pieces_next(pieces);
     }
     if (p == 0 && untried != 0) {
         atomic_add(&res[4], (uint)untried);
@@ -977,7 +1200,11 @@ void curl_transform(__global const char *input, __global char *output, uint n_st
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    coop_transform(st, &mes[lid], p);
+    uint wa[COOP_PAD ? CHUNK : 1];
+#if COOP_PAD
+    coop_waddr(p, wa);
+#endif
+    coop_transform(st, &mes[lid], wa, p);
     for (uint j = 0; j < CHUNK; j++) {
         const uint z = p * CHUNK + j;
         if (z < STATE_LEN) {

@@ -174,11 +174,14 @@ def defines(opts):
 def design_sboxes_per_pass(opts):
     """S-boxes per 32-bit word in one pass of one work-item, from the kernel's design, when the
     variant's layout says it: the cooperative kernel's work-item computes C = ceil(729 / P)
-    trits three rounds on, from a window of C + 7 (3C + 4 S-boxes)."""
+    trits three rounds on, from a window of C + 7 (3C + 4 S-boxes), or four rounds on
+    (FUSE = 4) from a window of C + 15 (4C + 11 S-boxes)."""
     d = defines(opts)
     if d.get("COOP"):
         c = -(-STATE_LEN // d["COOP_P"])
-        return 3 * c + 4
+        # Four fused rounds: C + 15 reads, 4C + 11 S-boxes (the transform's 18 passes of four;
+        # its 3 passes of three are 3C + 4).
+        return 4 * c + 11 if d.get("FUSE") == 4 else 3 * c + 4
     return None
 
 
@@ -365,13 +368,38 @@ def parse_amd_meta(s, entry):
 
 
 def parse_amd_function(s, name):
-    """One function's instructions (op, op, branch target), labels and the functions it calls."""
+    """One function's instructions (op, op, branch target), labels, the functions it calls, and
+    its loops: the compiler's block comments name each block's innermost loop (`in Loop:
+    Header=BBx`, a header's `This Loop Header`), so a loop is every block of it wherever the
+    block is placed (blocks after the latch included); the innermost loops, {header:
+    [instruction index, ...]}."""
     m = re.search(r"\n" + re.escape(name) + r":[^\n]*\n(.*?)\.Lfunc_end", s, re.S)
-    insts, labels, calls = [], {}, []
+    insts, labels, calls, loops, parents = [], {}, [], {}, set()
+    loop, last_block = None, None
     for line in (m.group(1) if m else "").splitlines():
-        lm = re.match(r"^(\.LBB\w+):", line)
-        if lm:
-            labels[lm.group(1)] = len(insts)
+        cm = re.match(r"^\s*;\s*Parent Loop (BB\w+)", line)
+        if cm:
+            parents.add(cm.group(1))  # an enclosing loop of a nested loop's header
+            continue
+        if re.match(r"^\s*;\s*=>\s*This (Inner )?Loop Header", line) and last_block:
+            loop = last_block  # the header line of a nested loop's header block
+            continue
+        bm = re.match(r"^(?:\.L(BB\w+):|; %bb\.\d+:)(.*)$", line)
+        if bm:
+            last_block = bm.group(1)
+            note = bm.group(2)
+            pm = re.search(r"Parent Loop (BB\w+)", note)
+            if pm and bm.group(1):
+                parents.add(pm.group(1))  # enclosing a nested loop: not innermost
+            hm = re.search(r"in Loop: Header=(BB\w+)", note)
+            if re.search(r"=>\s*This (Inner )?Loop Header", note):
+                loop = bm.group(1)
+            elif hm:
+                loop = hm.group(1)
+            else:
+                loop = None
+            if bm.group(1):
+                labels[".L" + bm.group(1)] = len(insts)
             continue
         cm = re.search(r"(\w+)@rel32@lo", line)
         if cm and cm.group(1) not in calls:
@@ -381,8 +409,10 @@ def parse_amd_function(s, name):
         if im:
             op = im.group(1)
             t = im.group(2) if op.startswith(("s_cbranch", "s_branch")) else None
+            if loop:
+                loops.setdefault(loop, []).append(len(insts))
             insts.append((op, op, t))
-    return insts, labels, calls
+    return insts, labels, calls, {h: idx for h, idx in loops.items() if h not in parents}
 
 
 def parse_amd_code(s, entry):
@@ -393,10 +423,28 @@ def parse_amd_code(s, entry):
         if name in seen:
             continue
         seen.add(name)
-        insts, labels, calls = parse_amd_function(s, name)
-        streams.append((insts, labels, name != entry))
+        insts, labels, calls, loops = parse_amd_function(s, name)
+        streams.append((insts, labels, name != entry, loops))
         todo.extend(calls)
     return streams
+
+
+def amd_hot_loop(streams, is_logic, least=12):
+    """The hot code of AMD's .s: the innermost loop (its blocks, by the compiler's loop comments)
+    or non-inlined callee holding the most logic instructions (at least `least`); the whole code
+    when there is none. Returns (instructions, region description)."""
+    regions = []
+    for insts, _, callee, loops in streams:
+        if callee:
+            regions.append((sum(1 for i in insts if is_logic(i[0])), insts, "callee"))
+        for idx in loops.values():
+            body = [insts[i] for i in idx]
+            regions.append((sum(1 for i in body if is_logic(i[0])), body, "loop"))
+    regions = [r for r in regions if r[0] >= least]
+    if not regions:
+        return [i for st in streams for i in st[0]], dict(region="whole kernel")
+    _, body, kind = max(regions, key=lambda r: r[0])
+    return body, dict(region=kind)
 
 
 def scratch_bytes(op):
@@ -447,7 +495,7 @@ def compile_amd(tools, v, arch, tmp):
         s = f.read()
     meta = parse_amd_meta(s, v["entry"])
     streams = parse_amd_code(s, v["entry"])
-    hot, where = hot_loop(streams, lambda op: AMD_LOGIC.match(op) is not None)
+    hot, where = amd_hot_loop(streams, lambda op: AMD_LOGIC.match(op) is not None)
     # S-boxes in one pass: from the design where the layout says it, else half the XORs (each
     # S-box has two per word).
     sboxes = design_sboxes_per_pass(v["build_options"])

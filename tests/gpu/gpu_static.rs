@@ -76,7 +76,7 @@ fn gpu_defaults_are_within_the_documented_budgets() {
     }
     // NVIDIA's transaction default on sm_90 (H100/H200): on chip, its hot loop's op mix read
     // from the SASS.
-    let nv = row(&rows, "transaction", "u32:coop", "sm_90");
+    let nv = row(&rows, "transaction", "u32-f4:coop", "sm_90");
     assert_eq!(nv["default_for"], serde_json::json!(["gpu:nvidia"]), "{nv}");
     assert_eq!(nv["spill_bytes"], 0, "{nv}");
     assert_eq!(nv["local_ops"], 0, "{nv}");
@@ -93,6 +93,8 @@ fn gpu_defaults_are_within_the_documented_budgets() {
     // The default on other GPUs, on gfx90a (MI200): its VALU mix per pass from the .s.
     let amd = row(&rows, "transaction", "u32:coop64", "gfx90a");
     assert_eq!(amd["spill_bytes"], 0, "{amd}");
+    // No division in the pass: the padded layout's write addresses are computed once.
+    assert_eq!(amd["hot_loop"]["divisions"], 0, "{amd}");
     for k in [
         "valu",
         "logic_valu_per_sbox",

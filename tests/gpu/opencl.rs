@@ -65,7 +65,9 @@ fn variants() -> Vec<Option<KernelConfig>> {
         kc("u64x8-p4"),
         kc("u32-f5-p3"),
         kc("u32:coop"),
+        kc("u32-f4:coop"),
         kc("u32:coop64"),
+        kc("u32:coop128"),
     ]
 }
 
@@ -79,6 +81,7 @@ fn search_variants() -> Vec<Option<KernelConfig>> {
         kc("u64-p"),
         kc("u32-f5-p3"),
         Some(KernelConfig::U32_COOP),
+        Some(KernelConfig::U32_COOP_F4),
         kc("u32:coop64"),
     ]
 }
@@ -503,6 +506,7 @@ fn kernel_config_names_round_trip() {
         "u64-f5-p4",
         "u32x2-p3:local",
         "u32:coop",
+        "u32-f4:coop",
         "u32:coop64",
     ] {
         let c = KernelConfig::parse(name).unwrap();
@@ -524,6 +528,7 @@ fn kernel_config_names_round_trip() {
         "u64:coop",
         "u32x2:coop",
         "u32-f5:coop",
+        "u32-f4:coop64",
         "u32:coop4",
     ] {
         assert!(KernelConfig::parse(bad).is_none(), "{bad}");
@@ -626,7 +631,11 @@ fn block_search_is_valid_on_every_search_variant() {
 #[test]
 fn block_and_transaction_searches_alternate_on_one_device() {
     use curlpow::block::{self, BlockJob};
-    for cfg in [None, Some(KernelConfig::U32_COOP)] {
+    for cfg in [
+        None,
+        Some(KernelConfig::U32_COOP),
+        Some(KernelConfig::U32_COOP_F4),
+    ] {
         let Some(dev) = forced_device(cfg, 8, 5) else {
             return;
         };
@@ -660,7 +669,12 @@ fn block_and_transaction_searches_alternate_on_one_device() {
 fn transaction_counters_near_the_top_of_the_range_are_converted_exactly() {
     // The counter's trits are computed per trit from pieces of the counter; a hit just below
     // 2^64 checks the highest ones on the host.
-    for cfg in [None, Some(KernelConfig::U32_COOP), kc("u32:coop64")] {
+    for cfg in [
+        None,
+        Some(KernelConfig::U32_COOP),
+        Some(KernelConfig::U32_COOP_F4),
+        kc("u32:coop64"),
+    ] {
         let Some(dev) = device(cfg) else { return };
         let tx = common::random_tx(79);
         let job = SearchJob::new(&tx, 6).unwrap();

@@ -16,7 +16,8 @@ pub struct KernelConfig {
     /// Keep the state in `__local` memory (`[slot][half][work-item]`) instead of private memory.
     pub local_state: bool,
     /// Rounds fused per pass over the state: 3 (the default: 27 wavefront passes), 5 (15 passes
-    /// of 5 and 2 of 3; more registers) or 1.
+    /// of 5 and 2 of 3; more registers) or 1; the cooperative kernel: 3, or 4 (3 passes of 3,
+    /// then 18 of 4: fewer shared-memory words per S-box, more registers).
     pub fuse: u32,
     /// Load each trit this many wavefront steps ahead (2, 3 or 4; 0: when its step needs it).
     /// Fused passes of the one-state-per-work-item kernel only.
@@ -60,9 +61,16 @@ impl KernelConfig {
         ..KernelConfig::U32
     };
     /// The cooperative kernel: 32 work-items per 32-lane state, in `__local` memory (4 states
-    /// per group of 128). The default on NVIDIA GPUs.
+    /// per group of 128), three fused rounds per pass.
     pub const U32_COOP: KernelConfig = KernelConfig {
         coop: 32,
+        ..KernelConfig::U32
+    };
+    /// The cooperative kernel with passes of four fused rounds (18 of 4 and 3 of 3): 0.60
+    /// shared-memory words per S-box LOP3 instead of 0.74. The default on NVIDIA GPUs.
+    pub const U32_COOP_F4: KernelConfig = KernelConfig {
+        coop: 32,
+        fuse: 4,
         ..KernelConfig::U32
     };
     /// The cooperative kernel with 64 work-items per state, one state per group of 64: less
@@ -117,16 +125,26 @@ impl KernelConfig {
         let shape = matches!(self.lane_bits, 32 | 64)
             && matches!(self.vec, 1 | 2 | 4 | 8 | 16)
             && self.lanes() <= MAX_LANES
-            && matches!(self.fuse, 1 | 3 | 5);
+            && matches!(self.fuse, 1 | 3 | 4 | 5)
+            && (self.fuse != 4 || self.coop > 0);
         let prefetch = self.prefetch == 0 || ((2..=4).contains(&self.prefetch) && self.fuse != 1);
         let coop = self.coop == 0
             || ((8..=COOP_GROUP).contains(&self.coop)
                 && self.lane_bits == 32
                 && self.vec == 1
-                && self.fuse == 3
+                && (self.fuse == 3 || (self.fuse == 4 && Self::four_round_chunk(self.coop)))
                 && self.prefetch == 0
                 && !self.local_state);
         shape && prefetch && coop
+    }
+
+    /// Whether the cooperative kernel's passes of four rounds take `coop` work-items per state:
+    /// the unpadded layout (odd chunk), chunks of 10 trits or more (only the first work-item's
+    /// reads wrap below t = 0), only the last one's past t = 728, and a chunk's writes (16
+    /// apart) wrap at most once.
+    fn four_round_chunk(coop: u32) -> bool {
+        let chunk = STATE_LEN.div_ceil(coop as usize);
+        chunk % 2 == 1 && chunk >= 10 && (STATE_LEN - 1) % chunk > 3 && 16 * (chunk - 1) < STATE_LEN
     }
 
     /// The untuned default for a kind of device of a vendor (PCI vendor id; 0 unknown): on a GPU
@@ -134,7 +152,7 @@ impl KernelConfig {
     pub fn default_for(kind: DeviceKind, vendor_id: u32) -> KernelConfig {
         match kind {
             DeviceKind::Cpu => KernelConfig::U64X8,
-            DeviceKind::Gpu if vendor_id == NVIDIA => KernelConfig::U32_COOP,
+            DeviceKind::Gpu if vendor_id == NVIDIA => KernelConfig::U32_COOP_F4,
             DeviceKind::Gpu => KernelConfig::U32_COOP64,
             _ => KernelConfig::U64,
         }
@@ -144,7 +162,7 @@ impl KernelConfig {
     /// `"gpu:nvidia"`, `"gpu"` (every other GPU), `"accelerator"`, `"cpu"`.
     pub fn default_labels(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
-        if *self == KernelConfig::U32_COOP {
+        if *self == KernelConfig::U32_COOP_F4 {
             v.push("gpu:nvidia");
         }
         if *self == KernelConfig::U32_COOP64 {
@@ -163,8 +181,9 @@ impl KernelConfig {
     /// defaults first.
     pub fn candidates() -> Vec<KernelConfig> {
         [
-            "u32:coop",
+            "u32-f4:coop",
             "u32:coop64",
+            "u32:coop",
             "u32",
             "u64",
             "u64-f5",
@@ -307,16 +326,22 @@ impl KernelConfig {
     ///
     /// One state serves `lanes()` nonces. A pass of the one-state kernel loads and stores every
     /// trit's two words once and copies its side slots (read and write); the cooperative kernel
-    /// reads each work-item's chunk plus a halo of 7 trits and writes the chunk (a low and a high
-    /// 32-bit word each).
+    /// reads each work-item's chunk plus a halo of 7 trits (15 for a pass of four rounds) and
+    /// writes the chunk (a low and a high 32-bit word each).
     pub fn bytes_per_nonce(&self) -> (f64, &'static str) {
         let w = self.word_bytes() as f64;
         let lanes = self.lanes() as f64;
         if self.coop > 0 {
             let chunk = STATE_LEN.div_ceil(self.coop as usize) as f64;
-            let per_pass =
-                (2.0 * f64::from(self.coop) * (chunk + 7.0) + 2.0 * STATE_LEN as f64) * w;
-            return (27.0 * per_pass / lanes, "local");
+            let per_pass = |halo: f64| {
+                (2.0 * f64::from(self.coop) * (chunk + halo) + 2.0 * STATE_LEN as f64) * w
+            };
+            let transform = if self.fuse == 4 {
+                3.0 * per_pass(7.0) + 18.0 * per_pass(15.0)
+            } else {
+                27.0 * per_pass(7.0)
+            };
+            return (transform / lanes, "local");
         }
         let per_pass = |side: f64| (2.0 * 2.0 * STATE_LEN as f64 + 2.0 * 2.0 * side) * w;
         let transform = match self.fuse {
@@ -379,6 +404,9 @@ mod tests {
         let (bc, wc) = KernelConfig::U32_COOP.bytes_per_nonce();
         assert_eq!(wc, "local");
         assert!((11_000.0..11_500.0).contains(&bc), "{bc}");
+        // Four rounds per pass: fewer passes over the state.
+        let (b4, _) = KernelConfig::U32_COOP_F4.bytes_per_nonce();
+        assert!((9_900.0..10_200.0).contains(&b4), "{b4}");
     }
 
     #[test]
@@ -394,6 +422,31 @@ mod tests {
         assert_eq!(c.local_size(DeviceKind::Gpu, size(3) - 1, 1024), Some(32));
         assert_eq!(c.local_size(DeviceKind::Gpu, size(1), 1024), Some(32));
         assert_eq!(c.local_size(DeviceKind::Gpu, size(1) - 1, 1024), None);
+    }
+
+    #[test]
+    fn four_round_coop_variant() {
+        let c = KernelConfig::parse("u32-f4:coop").unwrap();
+        assert_eq!(c, KernelConfig::U32_COOP_F4);
+        assert_eq!(c.name(), "u32-f4:coop");
+        assert!(c.build_options(128).contains("-DFUSE=4"));
+        assert_eq!(
+            KernelConfig::default_for(DeviceKind::Gpu, NVIDIA),
+            KernelConfig::U32_COOP_F4
+        );
+        assert_eq!(c.default_labels(), vec!["gpu:nvidia"]);
+        // Four rounds: the cooperative kernel only, on odd chunks of 10 trits or more.
+        for bad in [
+            "u32-f4",
+            "u64-f4",
+            "u32-f4:coop64",
+            "u32-f4:coop16",
+            "u32-f4:coop9",
+            "u32-f4:local",
+        ] {
+            assert!(KernelConfig::parse(bad).is_none(), "{bad}");
+        }
+        assert!(KernelConfig::parse("u32-f4:coop24").is_some());
     }
 
     #[test]

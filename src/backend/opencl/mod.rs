@@ -19,14 +19,16 @@
 //! updated in place (permuted storage) with the 4-operation S-box, three rounds fused per pass
 //! over the state as a wavefront with register windows (`-f5`: five; `-f1`: one round per pass).
 //! The state lives in private memory or, with the `:local` variant, in `__local` memory. See
-//! [`KernelConfig`]; the default is 64-lane `ulong` words on GPUs and `ulong8` on CPU devices
-//! (PoCL does not vectorise across work-items; the vector word is what makes it SIMD), overridden
-//! with `CURLPOW_OPENCL_KERNEL` (e.g. `u32`, `u64-f5`, `u64x8`, `u32:local`).
+//! [`KernelConfig`]; the default is the cooperative kernel on GPUs (`u32-f4:coop` on NVIDIA,
+//! `u32:coop64` on others), `ulong8` words on CPU devices (PoCL does not vectorise across
+//! work-items; the vector word is what makes it SIMD) and 64-lane `ulong` words on other
+//! devices, overridden with `CURLPOW_OPENCL_KERNEL` (e.g. `u32`, `u64-f5`, `u64x8`, `u32:local`).
 //!
 //! `-p` (e.g. `u64-p`, `u64-f5-p4`) loads each trit 2 (or 3, 4) wavefront steps ahead.
-//! `u32:coop` (`:coopN`: N work-items per state, 32 without) is the cooperative kernel: a
-//! work-group keeps several 32-lane states in `__local` memory and its work-items share each
-//! state's passes (see the kernel). Both are selectable, not defaults: no GPU has measured them.
+//! `u32:coop` (`:coopN`: N work-items per state, 32 without; `u32-f4:coop`: four fused rounds
+//! per pass) is the cooperative kernel: a work-group keeps its 32-lane states in `__local`
+//! memory and its work-items share each state's passes (see the kernel and
+//! `docs/gpu-kernels.md`).
 //!
 //! The program is compiled when the device is prepared (before its first search's clock starts)
 //! and kept with its context, queue, kernel and buffers for the device's life; a mutex lets one
