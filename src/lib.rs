@@ -108,27 +108,54 @@ pub mod trits {
 }
 
 /// The crate's internals, public only for its own binary, tests and benchmarks: **not a stable
-/// API**; anything here may change in any release.
+/// API**; anything here may change in any release. Each item is listed by name: what the binary,
+/// `tests/`, `benches/`, `ffi/` and `testkit/` use, and nothing else.
 #[doc(hidden)]
 pub mod internal {
-    pub use crate::backend::cpu;
-    #[cfg(any(feature = "opencl", feature = "wgpu"))]
-    pub use crate::backend::gpu::tune_cache;
-    #[cfg(feature = "opencl")]
-    pub use crate::backend::opencl;
-    #[cfg(feature = "wgpu")]
-    pub use crate::backend::wgpu;
-    pub use crate::base::lazy_deque;
-    pub use crate::base::line_reader;
-    pub use crate::search::bitslice;
-    pub use crate::search::control::{Counters, StopReason, Worker};
-    pub use crate::ternary::curl::{fast_transform, fast_transform_repeat, PlanesKernel};
-    pub use crate::ternary::xorshift;
+    pub use crate::search::control::{Counters, Worker};
+    pub use crate::ternary::curl::{fast_transform, PlanesKernel};
 
-    /// A search job and the nonce layout it fills.
+    /// The CPU device on a pool of its own, and the pool's sizing.
+    pub mod cpu {
+        pub use crate::backend::cpu::{cpu_name, default_threads, CpuDevice, PoolConfig};
+    }
+
+    /// The OpenCL backend's discovery and device.
+    #[cfg(feature = "opencl")]
+    pub mod opencl {
+        pub use crate::backend::opencl::{
+            discover, discover_opencl, KernelConfig, OpenClDevice, OpenClDiscovery,
+        };
+    }
+
+    /// The wgpu backend's discovery, device and tuning.
+    #[cfg(feature = "wgpu")]
+    pub mod wgpu {
+        pub use crate::backend::wgpu::{
+            discover, discover_wgpu, Tuning, WgpuDevice, WgpuDiscovery,
+            LOOP_ITERATIONS_PER_TRANSFORM, SOFTWARE_LOOP_CAP,
+        };
+    }
+
+    /// Where the GPU tuning cache is and whether it is read.
+    #[cfg(any(feature = "opencl", feature = "wgpu"))]
+    pub mod tune_cache {
+        pub use crate::backend::gpu::tune_cache::{enabled, path};
+    }
+
+    /// The CLI's bounded line splitting.
+    pub mod line_reader {
+        pub use crate::base::line_reader::{text, Line, LineReader};
+    }
+
+    /// Deterministic pseudo-random trits, trytes and bytes for tests and benchmarks.
+    pub mod xorshift {
+        pub use crate::ternary::xorshift::{bytes, trits, trytes};
+    }
+
+    /// The nonce layout of a transaction search.
     pub mod search {
-        pub use crate::search::job::*;
-        pub use crate::search::nonce::*;
+        pub use crate::search::nonce::{COUNTER_TRITS, LANE_TRITS, LAST_BLOCK};
     }
 }
 

@@ -74,6 +74,7 @@ impl<T, C: Clock> LazyDeque<T, C> {
     }
 
     /// Take from the front; an empty queue may give memory back.
+    #[cfg(test)]
     pub fn pop_front(&mut self) -> Option<T> {
         let v = self.items.pop_front();
         self.maybe_shrink();
@@ -103,17 +104,14 @@ impl<T, C: Clock> LazyDeque<T, C> {
         self.items.len()
     }
 
-    /// Whether it is empty.
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
     /// Allocated capacity.
+    #[cfg(test)]
     pub fn capacity(&self) -> usize {
         self.items.capacity()
     }
 
     /// How many times memory was given back.
+    #[cfg(test)]
     pub fn shrinks(&self) -> u64 {
         self.shrinks
     }

@@ -171,23 +171,23 @@ impl Planes {
     }
 }
 
-/// The lane-number trits 162..168 for `words` 64-bit words of lanes: `[j] = (low words, high
-/// words)` of lane trit `j`.
-pub fn lane_number_words<const W: usize>() -> [([u64; W], [u64; W]); 6] {
-    let mut p = Planes::zeros(LANE_TRITS.end, W, 64);
-    p.set_lane_numbers();
-    std::array::from_fn(|j| {
-        let (lo, hi) = p.words_of(LANE_TRITS.start + j);
-        (
-            lo.try_into().expect("W words"),
-            hi.try_into().expect("W words"),
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lane-number trits 162..168 for `words` 64-bit words of lanes: `[j] = (low words, high
+    /// words)` of lane trit `j`.
+    fn lane_number_words<const W: usize>() -> [([u64; W], [u64; W]); 6] {
+        let mut p = Planes::zeros(LANE_TRITS.end, W, 64);
+        p.set_lane_numbers();
+        std::array::from_fn(|j| {
+            let (lo, hi) = p.words_of(LANE_TRITS.start + j);
+            (
+                lo.try_into().expect("W words"),
+                hi.try_into().expect("W words"),
+            )
+        })
+    }
 
     #[test]
     fn encoding_round_trips_and_rejects_zero_zero() {

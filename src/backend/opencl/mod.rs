@@ -49,7 +49,6 @@ pub(crate) use discover::nvidia_h200_for_tests;
 pub use discover::{discover, discover_opencl, OpenClDiscovery};
 pub(crate) use discover::{discover_for_engine, discover_with};
 pub use kernel_config::KernelConfig;
-pub use session::MAXRREGCOUNT_ENV;
 
 use std::time::Duration;
 

@@ -11,7 +11,7 @@ mod planes_avx512;
 mod reference;
 
 pub(crate) use planes::Planes;
-pub use planes::{fast_transform, fast_transform_repeat, PlanesKernel};
+pub use planes::{fast_transform, PlanesKernel};
 pub use reference::transform;
 
 use crate::base::error::Error;

@@ -256,12 +256,6 @@ pub fn fast_transform(state: &mut [Trit; STATE_LEN]) {
     PlanesKernel::detect().transform(state);
 }
 
-/// Bench hook: `n` fast transforms of `state` back to back (converted in and out once).
-#[doc(hidden)]
-pub fn fast_transform_repeat(state: &mut [Trit; STATE_LEN], n: usize) {
-    PlanesKernel::detect().transform_repeat(state, n);
-}
-
 /// One plane rotated by `a` limbs and `b` bits: `out[i] = (d[i + a] >> b) | (d[i + a + 1] <<
 /// (27 - b))`, masked (`d` is the plane twice in a row).
 #[inline(always)]
