@@ -84,26 +84,41 @@ pub use service::signals;
 pub use backend::cpu::{max_threads, CpuKernel};
 pub use base::error::{Error, InternalError, TryteError};
 pub use base::kinds::{Backend, DeviceKind};
-pub use engine::attach::{Attached, Hash, MAX_TIMESTAMP};
+pub use engine::attach::Hash;
 pub use engine::hash_batch::{hash_many, hash_many_trits, hash_many_trytes, verify_many};
 pub use engine::registry::{DeviceReport, DeviceStats, Selection};
 pub use engine::{
-    bench_transaction, tune_variants, BenchResult, BlockPowResult, BuiltFor, Engine, EngineBuilder,
-    LatencyReport, PowOptions, PowReport, PowResult, Spread, TuneReport, TuneTrial, TuneVariant,
-    DEFAULT_TUNE_BUDGET, MAINNET_MWM,
+    BlockPowResult, BuiltFor, Engine, EngineBuilder, PowOptions, PowReport, PowResult,
 };
 pub use search::control::CancelToken;
-pub use search::device::DeviceInfo;
 pub use search::job::Mwm;
-pub use ternary::curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
+pub use ternary::curl::hash;
 pub use ternary::transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
-pub use ternary::trinary::{trailing_zeros, trits_to_trytes, trytes_to_trits, Trit};
+pub use ternary::trinary::Trit;
 
-/// Low-level trinary helpers.
+/// Timing a device: [`Engine::bench`] and [`bench::bench_transaction`], and what they report.
+pub mod bench {
+    pub use crate::engine::{bench_transaction, BenchResult, LatencyReport, Spread};
+}
+
+/// The Curl-P-81 sponge: [`Curl`](curl::Curl), the scalar reference permutation
+/// [`transform`](curl::transform) and its sizes. [`hash`](crate::hash) hashes whole messages.
+pub mod curl {
+    pub use crate::ternary::curl::{transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
+}
+
+/// Trinary helpers: trits and trytes, balanced numbers, trailing zeros.
 pub mod trits {
     pub use crate::ternary::trinary::{
-        check_trits, is_trytes, read_balanced, tryte_char, tryte_value, tryte_value_to_trits,
-        write_balanced, TRYTE_ALPHABET,
+        check_trits, is_trytes, read_balanced, trailing_zeros, trits_to_trytes, tryte_char,
+        tryte_value, tryte_value_to_trits, trytes_to_trits, write_balanced, TRYTE_ALPHABET,
+    };
+}
+
+/// Tuning GPU kernel variants: [`Engine::tune_device`] and what it reports.
+pub mod tune {
+    pub use crate::engine::{
+        tune_variants, TuneReport, TuneTrial, TuneVariant, DEFAULT_TUNE_BUDGET,
     };
 }
 

@@ -3,7 +3,7 @@
 //! PoW's [`BlockError`](error::BlockError)), the names of backends and device kinds, and a queue
 //! that keeps its memory through bursts.
 
-pub mod error;
-pub mod kinds;
-pub mod lazy_deque;
-pub mod line_reader;
+pub(crate) mod error;
+pub(crate) mod kinds;
+pub(crate) mod lazy_deque;
+pub(crate) mod line_reader;

@@ -227,7 +227,7 @@ pub fn hash_many_trits(inputs: &[&[Trit]]) -> Result<Vec<[Trit; HASH_LEN]>, Erro
 /// let a = "A".repeat(81);
 /// let b = "9".repeat(162);
 /// let h = curlpow::hash_many_trytes(&[a.as_bytes(), b.as_bytes()])?;
-/// assert_eq!(h[0].to_vec(), curlpow::hash(&curlpow::trytes_to_trits(&a)?)?);
+/// assert_eq!(h[0].to_vec(), curlpow::hash(&curlpow::trits::trytes_to_trits(&a)?)?);
 /// assert_eq!(h[1], [0; 243]);
 /// assert!(curlpow::hash_many_trytes(&[b"9a".as_slice()]).is_err());
 /// # Ok::<(), curlpow::Error>(())

@@ -32,7 +32,7 @@ mod tune;
 pub use bench::{bench_transaction, BenchResult, LatencyReport, Spread};
 pub use block::BlockPowResult;
 pub use builder::{BuiltFor, EngineBuilder};
-pub use options::{PowOptions, MAINNET_MWM};
+pub use options::PowOptions;
 pub use tune::{tune_variants, TuneReport, TuneTrial, TuneVariant, DEFAULT_TUNE_BUDGET};
 pub(crate) use tune::{wrap as wrap_tunable, AutoTune};
 

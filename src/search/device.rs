@@ -20,7 +20,7 @@
 use serde::Serialize;
 
 use crate::base::error::Error;
-pub use crate::base::kinds::{Backend, DeviceKind};
+pub(crate) use crate::base::kinds::{Backend, DeviceKind};
 pub use crate::search::control::SearchControl;
 pub use crate::search::job::SearchJob;
 pub use crate::search::launch_stats::{LaunchStats, SearchTiming};
@@ -30,7 +30,8 @@ pub use crate::search::nonce::{CounterRange, Found, Hit, NONCE_TRITS};
 /// `details` is for display only (the engine never reads it).
 ///
 /// ```
-/// use curlpow::{Backend, DeviceInfo, DeviceKind};
+/// use curlpow::device::DeviceInfo;
+/// use curlpow::{Backend, DeviceKind};
 /// let info = DeviceInfo::new("mydev:0", Backend::Cpu, "my accelerator", DeviceKind::Accelerator)
 ///     .with_lanes(64)
 ///     .with_declared_speed(5e7);

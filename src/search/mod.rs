@@ -7,11 +7,11 @@
 //!
 //! It may import `base` and `ternary`.
 
-pub mod bitslice;
+pub(crate) mod bitslice;
 pub mod block;
-pub mod control;
+pub(crate) mod control;
 pub mod device;
-pub mod job;
-pub mod launch_stats;
-pub mod layout;
-pub mod nonce;
+pub(crate) mod job;
+pub(crate) mod launch_stats;
+pub(crate) mod layout;
+pub(crate) mod nonce;

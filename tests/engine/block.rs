@@ -19,8 +19,8 @@ fn reference_zeros(job: &BlockJob, nonce: u64) -> usize {
     let mut s = *job.state();
     s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
         .copy_from_slice(&b1t6::encode(&nonce.to_le_bytes()));
-    curlpow::transform(&mut s);
-    curlpow::trailing_zeros(&s[..243])
+    curlpow::curl::transform(&mut s);
+    curlpow::trits::trailing_zeros(&s[..243])
 }
 
 /// The first hit of `range` by brute force: the lowest counter with a hitting lane, and its
@@ -196,7 +196,8 @@ fn bad_messages_and_targets_are_errors() {
 #[test]
 fn a_device_without_the_block_pow_is_never_given_one() {
     // The fault-free custom device of `examples/custom_device.rs` kind: runs transactions only.
-    use curlpow::device::{Device, DeviceInfo, DeviceKind, SearchJob, SearchOutcome};
+    use curlpow::device::{Device, DeviceInfo, SearchJob, SearchOutcome};
+    use curlpow::DeviceKind;
     struct TxOnly(DeviceInfo);
     impl Device for TxOnly {
         fn info(&self) -> &DeviceInfo {

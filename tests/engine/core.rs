@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use curlpow::{
-    trits_to_trytes, trytes_to_trits, CancelToken, Curl, Engine, Error, Field, PowOptions,
-    Transaction,
+    curl::Curl, trits::trits_to_trytes, trits::trytes_to_trits, CancelToken, Engine, Error, Field,
+    PowOptions, Transaction,
 };
 use proptest::prelude::*;
 

@@ -7,7 +7,7 @@ use crate::common;
 use std::collections::HashSet;
 
 use curlpow::device::{CounterRange, SearchJob};
-use curlpow::{CpuKernel, Engine, Transaction, STATE_LEN};
+use curlpow::{curl::STATE_LEN, CpuKernel, Engine, Transaction};
 
 #[test]
 fn transform_matches_scalar_lane_by_lane() {
@@ -18,7 +18,7 @@ fn transform_matches_scalar_lane_by_lane() {
             let mut want = got.clone();
             k.transform_states(&mut got).unwrap();
             for st in want.iter_mut() {
-                curlpow::transform(st);
+                curlpow::curl::transform(st);
             }
             for (lane, (g, w)) in got.iter().zip(&want).enumerate() {
                 for i in 0..STATE_LEN {
@@ -46,7 +46,7 @@ fn transform_of_special_states() {
         k.transform_states(&mut got).unwrap();
         for (g, s) in got.iter().zip(&states) {
             let mut w = *s;
-            curlpow::transform(&mut w);
+            curlpow::curl::transform(&mut w);
             assert!(g == &w, "{k}: special state differs");
         }
     }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use curlpow::device::{CounterRange, Device, SearchControl, SearchJob, SearchOutcome};
 use curlpow::{
-    Backend, CancelToken, DeviceInfo, DeviceKind, Engine, Error, Hash, InternalError, Mwm,
+    device::DeviceInfo, Backend, CancelToken, DeviceKind, Engine, Error, Hash, InternalError, Mwm,
     PowOptions, Selection,
 };
 

@@ -27,8 +27,8 @@ mod opencl {
         let mut s = *job.state();
         s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
             .copy_from_slice(&b1t6::encode(&nonce.to_le_bytes()));
-        curlpow::transform(&mut s);
-        curlpow::trailing_zeros(&s[..243])
+        curlpow::curl::transform(&mut s);
+        curlpow::trits::trailing_zeros(&s[..243])
     }
 
     fn opencl() -> Option<std::sync::Arc<curlpow::internal::opencl::OpenClDevice>> {
@@ -161,9 +161,9 @@ fn wgpu_block_nonces_pass_the_scalar_reference() {
         let mut s = *job.state();
         s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
             .copy_from_slice(&block::b1t6::encode(&r.nonce.to_le_bytes()));
-        curlpow::transform(&mut s);
+        curlpow::curl::transform(&mut s);
         assert!(
-            curlpow::trailing_zeros(&s[..243]) >= zeros,
+            curlpow::trits::trailing_zeros(&s[..243]) >= zeros,
             "{zeros}: {}",
             r.nonce
         );

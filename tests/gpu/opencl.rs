@@ -16,7 +16,7 @@ use curlpow::device::SearchControl;
 use curlpow::device::{CounterRange, SearchJob};
 use curlpow::device::{Device, DiscoverOptions};
 use curlpow::internal::opencl::{discover_opencl, KernelConfig, OpenClDevice};
-use curlpow::{Backend, CancelToken, DeviceKind, STATE_LEN};
+use curlpow::{curl::STATE_LEN, Backend, CancelToken, DeviceKind};
 
 fn software() -> DiscoverOptions {
     DiscoverOptions {
@@ -93,7 +93,7 @@ fn transform_matches_the_scalar_reference_on_random_states() {
         let got = dev.transform(&states).expect("device transform");
         assert_eq!(got.len(), n);
         for (k, (mut want, got)) in states.into_iter().zip(got).enumerate() {
-            curlpow::transform(&mut want);
+            curlpow::curl::transform(&mut want);
             assert!(
                 want == got,
                 "kernel {}: state {k} differs from the scalar transform",
@@ -584,8 +584,8 @@ fn block_reference_zeros(job: &curlpow::block::BlockJob, nonce: u64) -> usize {
     let mut s = *job.state();
     s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
         .copy_from_slice(&block::b1t6::encode(&nonce.to_le_bytes()));
-    curlpow::transform(&mut s);
-    curlpow::trailing_zeros(&s[..243])
+    curlpow::curl::transform(&mut s);
+    curlpow::trits::trailing_zeros(&s[..243])
 }
 
 #[test]

@@ -21,8 +21,8 @@ fn reference_zeros(job: &BlockJob, nonce: u64) -> usize {
     let mut s = *job.state();
     s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
         .copy_from_slice(&b1t6::encode(&nonce.to_le_bytes()));
-    curlpow::transform(&mut s);
-    curlpow::trailing_zeros(&s[..243])
+    curlpow::curl::transform(&mut s);
+    curlpow::trits::trailing_zeros(&s[..243])
 }
 
 #[test]

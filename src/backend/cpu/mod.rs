@@ -26,7 +26,8 @@ mod tryte_words;
 mod wavefront;
 
 pub use platform::CpuKernel;
-pub use pool::{check_threads, default_threads, max_threads, PoolConfig};
+pub(crate) use pool::check_threads;
+pub use pool::{default_threads, max_threads, PoolConfig};
 
 use std::sync::atomic::AtomicBool;
 

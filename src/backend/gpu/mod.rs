@@ -18,7 +18,7 @@ pub(crate) mod geometry;
 mod launcher;
 mod ring;
 mod sizer;
-pub mod tune_cache;
+pub(crate) mod tune_cache;
 
 pub(crate) use geometry::Geometry;
 #[allow(unused_imports)]

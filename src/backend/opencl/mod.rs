@@ -76,7 +76,7 @@ pub(crate) const KERNEL_SOURCE: &str = include_str!("../../../kernels/curl_pow.c
 
 /// Environment variable that overrides the kernel variant of every OpenCL device
 /// (see [`KernelConfig::parse`]).
-pub const KERNEL_ENV: &str = "CURLPOW_OPENCL_KERNEL";
+pub(crate) const KERNEL_ENV: &str = "CURLPOW_OPENCL_KERNEL";
 
 /// Serialises driver probing and context creation within the process: PoCL 3.1 crashed
 /// (SIGSEGV in `clGetDeviceInfo(CL_DEVICE_NAME)`) when several threads discovered at once.

@@ -26,7 +26,7 @@ use super::{KERNEL_SOURCE, PROBE_LOCK};
 
 /// Environment variable: `-cl-nv-maxrregcount=N` for NVIDIA platforms (registers per work-item
 /// the compiler may use; ignored elsewhere).
-pub const MAXRREGCOUNT_ENV: &str = "CURLPOW_OPENCL_MAXRREGCOUNT";
+pub(crate) const MAXRREGCOUNT_ENV: &str = "CURLPOW_OPENCL_MAXRREGCOUNT";
 
 /// One result slot: its device buffer and the host words a non-blocking read fills.
 struct Slot {

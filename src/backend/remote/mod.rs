@@ -19,7 +19,7 @@
 //! longer than [`RemoteConfig::connect_wait`], searches fail at once (a fault), so the engine
 //! can fall back to local devices (`serve --broker --local`).
 
-pub mod amqp;
+pub(crate) mod amqp;
 pub mod protocol;
 
 use std::sync::atomic::{AtomicU64, Ordering};

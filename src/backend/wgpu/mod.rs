@@ -44,7 +44,8 @@ mod workgroup;
 pub(crate) use discover::nvidia_h200_for_tests;
 pub use discover::{discover, discover_wgpu, WgpuDiscovery};
 pub(crate) use discover::{discover_for_engine, discover_with};
-pub use tuning::{Tuning, LOOP_ITERATIONS_PER_TRANSFORM, SOFTWARE_LOOP_CAP, TUNING_ENV};
+pub(crate) use tuning::TUNING_ENV;
+pub use tuning::{Tuning, LOOP_ITERATIONS_PER_TRANSFORM, SOFTWARE_LOOP_CAP};
 
 use std::time::Instant;
 

@@ -15,13 +15,13 @@ pub const SOFTWARE_LOOP_CAP: u32 = 65_535;
 
 /// The scratch buffer never grows past this (1 GiB: 92 K invocations of 64-bit lanes), whatever
 /// the adapter's limits say.
-pub const MAX_SCRATCH_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_SCRATCH_BYTES: u64 = 1 << 30;
 
 /// Environment variable overriding fields of every adapter's [`Tuning`]: comma-separated
 /// `key=value` pairs, keys `workgroup`, `transforms`, `max_invocations`, `fuse`, `target_ms`,
 /// `coop` (e.g. `CURLPOW_WGPU_TUNING=fuse=3,workgroup=128`; `coop=32` the workgroup-memory
 /// kernel with 32 invocations per state, `coop=0` the storage-buffer kernel).
-pub const TUNING_ENV: &str = "CURLPOW_WGPU_TUNING";
+pub(crate) const TUNING_ENV: &str = "CURLPOW_WGPU_TUNING";
 
 /// Shape of the kernel and its dispatches. The defaults depend on the adapter (software or
 /// GPU); every field can be overridden ([`TUNING_ENV`]).

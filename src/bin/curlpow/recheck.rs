@@ -35,7 +35,7 @@ const ATTACH_OWNS: [Field; 7] = [
 fn weights(txs: &[Transaction]) -> Vec<usize> {
     curlpow::hash_many(txs)
         .iter()
-        .map(|h| curlpow::trailing_zeros(h))
+        .map(|h| curlpow::trits::trailing_zeros(h))
         .collect()
 }
 
@@ -118,7 +118,7 @@ pub fn check_attached(
     }
     let hashes = curlpow::hash_many(&txs);
     for (j, tx) in txs.iter().enumerate() {
-        let w = curlpow::trailing_zeros(&hashes[j]);
+        let w = curlpow::trits::trailing_zeros(&hashes[j]);
         if w < mwm {
             return Err(bad(j, format!("has weight {w}, below MWM {mwm}")));
         }

@@ -91,7 +91,7 @@ struct State {
 
 /// How leases are handed out.
 #[derive(Debug, Clone, Copy)]
-pub struct Policy {
+pub(crate) struct Policy {
     /// The least a search waits for a busy faster device, when a slower one is free but is
     /// expected to finish later, before it takes the slower one anyway. It only matters when
     /// the estimate is wrong: the search gives up waiting after `max(wait_limit, 3 × the

@@ -46,7 +46,7 @@ pub(crate) const REFINED: usize = 2;
 const MIN_SHARE: Duration = Duration::from_millis(30);
 
 /// Every variant of every compiled GPU backend, transaction search first, then block search.
-pub fn variants() -> Vec<TuneVariant> {
+pub(crate) fn variants() -> Vec<TuneVariant> {
     let mut v = transaction_variants();
     v.extend(block_variants());
     v

@@ -44,7 +44,7 @@ pub(crate) fn pow_state(digest: &[u8; 32], nonce: u64) -> [Trit; STATE_LEN] {
 ///
 /// ```
 /// let h = curlpow::block::pow_hash(&[0u8; 8]).unwrap();
-/// assert_eq!(curlpow::trailing_zeros(&h), 1);
+/// assert_eq!(curlpow::trits::trailing_zeros(&h), 1);
 /// ```
 pub fn pow_hash(message: &[u8]) -> Result<[Trit; HASH_LEN], BlockError> {
     let (head, nonce) = split(message)?;

@@ -191,7 +191,7 @@ impl WorkerConfig {
             url,
             queue: DEFAULT_QUEUE.into(),
             prefetch: None,
-            max_mwm: crate::engine::MAINNET_MWM,
+            max_mwm: crate::search::job::Mwm::MAINNET.zeros(),
             shutdown_grace: Duration::from_secs(30),
             reconnect_min: Duration::from_millis(100),
             reconnect_max: Duration::from_secs(5),

@@ -61,7 +61,7 @@ pub(crate) const ROTATION: [(u8, u8); ROUNDS] = {
 /// Limbs `0..27` hold only their 27 low bits; lanes `27..32` hold anything.
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(C, align(64))]
-pub struct Planes {
+pub(crate) struct Planes {
     pub(crate) lo: [u32; LANES],
     pub(crate) hi: [u32; LANES],
 }

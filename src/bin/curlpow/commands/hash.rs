@@ -326,7 +326,7 @@ fn hash_line(bytes: &[u8]) -> Result<(), String> {
     if !curlpow::trits::is_trytes(bytes) {
         let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
         // The parser's error names the first bad character.
-        curlpow::trytes_to_trits(s).map_err(|e| line_error(s, &e))?;
+        curlpow::trits::trytes_to_trits(s).map_err(|e| line_error(s, &e))?;
     }
     if !bytes.len().is_multiple_of(81) {
         return Err(curlpow::TryteError::Length {
@@ -364,7 +364,7 @@ struct Weights {
 impl Emit for Weights {
     fn add(&mut self, chunk: &Chunk, hashes: &[[i8; 243]], text: &mut Vec<u8>) {
         for (h, &number) in hashes.iter().zip(&chunk.numbers) {
-            let w = curlpow::trailing_zeros(h);
+            let w = curlpow::trits::trailing_zeros(h);
             push_number(w, text);
             self.total += 1;
             if w < self.mwm {
