@@ -34,8 +34,8 @@ fn main() {
         .unwrap_or(1.0);
     println!(
         "library attach_to_tangle, 1 transaction per call, CPU {} x {} threads",
-        engine.cpu().kernel().name(),
-        engine.cpu().threads()
+        curlpow::internal::engine_cpu(&engine).kernel().name(),
+        curlpow::internal::engine_cpu(&engine).threads()
     );
     println!(
         "{:>4} {:>6} {:>10} {:>10} {:>10} {:>10}",

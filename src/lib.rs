@@ -23,18 +23,22 @@
 //!
 //! Every nonce a device returns is re-checked on the host before it is returned: one transform
 //! of the last block from the host's own mid-state, with the host's fast single-state
-//! transform (tested against the scalar reference [`transform`] and the public vectors).
+//! transform (tested against the scalar reference [`curl::transform`] and the public vectors).
 //! [`hash_many`] hashes many transactions at once, bit-sliced on the CPU kernels.
 //! [`block`] is the Chrysalis/Stardust PoW (binary messages and blocks, scored by
 //! `3^zeros ÷ length`), searched on the same kernels and devices by [`Engine::block_pow`].
 //!
-//! The public surface: [`Engine`] and its [`EngineBuilder`], [`PowOptions`] and the checked
-//! minimum weight [`Mwm`], the results ([`PowResult`], [`PowReport`], [`BenchResult`],
-//! [`DeviceReport`]), [`Transaction`] and the trinary helpers, the sponge ([`Curl`], [`hash`]),
-//! the typed [`Error`] (with [`InternalError`] naming an internal failure). To plug in a device
-//! of your own, implement [`device::Device`] (see `examples/custom_device.rs`) and add it with
-//! [`EngineBuilder::add_device`]. The crate's own binary, tests and benchmarks reach a few
-//! internals through a hidden module, which is not a stable API.
+//! The public surface: at the root, [`Engine`] and its [`EngineBuilder`], [`PowOptions`] and the
+//! checked minimum weight [`Mwm`], the results ([`PowResult`], [`PowReport`],
+//! [`DeviceReport`]), [`Transaction`], [`hash`] and the batch hashers, the typed [`Error`] (with
+//! [`InternalError`] naming an internal failure). Each module holds one subject: [`attach`]
+//! (IRI's `attachToTangle`), [`block`] (the block PoW), [`curl`] (the sponge), [`trits`]
+//! (trinary helpers), [`bench`](mod@bench) and [`tune`] (measuring and tuning devices), [`device`] (what a
+//! device of your own implements: [`device::Device`], see `examples/custom_device.rs`; add it
+//! with [`EngineBuilder::add_device`]), and with their features `server`, `broker` and
+//! `signals` (the HTTP server, the RabbitMQ worker, stop signals). The crate's own binary,
+//! tests and benchmarks reach a few internals through a hidden module, which is not a stable
+//! API.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -102,7 +106,7 @@ pub mod bench {
 }
 
 /// The Curl-P-81 sponge: [`Curl`](curl::Curl), the scalar reference permutation
-/// [`transform`](curl::transform) and its sizes. [`hash`](crate::hash) hashes whole messages.
+/// [`transform`](curl::transform) and its sizes. [`hash`] hashes whole messages.
 pub mod curl {
     pub use crate::ternary::curl::{transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
 }
@@ -127,7 +131,19 @@ pub mod tune {
 /// `tests/`, `benches/`, `ffi/` and `testkit/` use, and nothing else.
 #[doc(hidden)]
 pub mod internal {
+    pub use crate::backend::cpu::KernelHooks;
     pub use crate::search::control::{Counters, Worker};
+    pub use crate::search::discovery::{DiscoverOptions, Discovery};
+
+    /// The engine's CPU device (its pool size and kernel).
+    pub fn engine_cpu(engine: &crate::Engine) -> &cpu::CpuDevice {
+        engine.cpu()
+    }
+
+    /// Searches waiting for a free device right now.
+    pub fn queued_searches(engine: &crate::Engine) -> usize {
+        engine.queued_searches()
+    }
     pub use crate::ternary::curl::{fast_transform, PlanesKernel};
 
     /// The CPU device on a pool of its own, and the pool's sizing.
@@ -166,6 +182,11 @@ pub mod internal {
     /// Deterministic pseudo-random trits, trytes and bytes for tests and benchmarks.
     pub mod xorshift {
         pub use crate::ternary::xorshift::{bytes, trits, trytes};
+    }
+
+    /// The nonce layout of a block PoW search.
+    pub mod block_layout {
+        pub use crate::search::block::job::{nonce_of, COUNTERS, COUNTER_TRITS, LANE_TRITS};
     }
 
     /// The nonce layout of a transaction search.

@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::backend::cpu::CpuKernel;
+use crate::backend::cpu::{CpuKernel, KernelHooks};
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl, Worker};
 use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, SearchOutcome};

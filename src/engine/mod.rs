@@ -481,19 +481,13 @@ impl Engine {
             .sum()
     }
 
-    /// Searches this engine finished with a result so far (each counted once).
-    pub fn searches_done(&self) -> u64 {
-        self.device_report().iter().map(|d| d.stats.hits).sum()
-    }
-
-    /// Searches waiting for a free device right now (a test and monitoring hook).
-    #[doc(hidden)]
-    pub fn queued_searches(&self) -> usize {
+    /// Searches waiting for a free device right now (a test hook: `curlpow::internal`).
+    pub(crate) fn queued_searches(&self) -> usize {
         self.inner.registry.waiting()
     }
 
-    /// The CPU device (pool size, kernel).
-    pub fn cpu(&self) -> &CpuDevice {
+    /// The CPU device (pool size, kernel; the tests read it through `curlpow::internal`).
+    pub(crate) fn cpu(&self) -> &CpuDevice {
         &self.inner.cpu
     }
 }

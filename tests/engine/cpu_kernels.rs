@@ -7,6 +7,7 @@ use crate::common;
 use std::collections::HashSet;
 
 use curlpow::device::{CounterRange, SearchJob};
+use curlpow::internal::KernelHooks;
 use curlpow::{curl::STATE_LEN, CpuKernel, Engine, Transaction};
 
 #[test]
@@ -172,7 +173,7 @@ fn forcing_kernels_by_name() {
     assert!(CpuKernel::detect().is_supported());
     let tx: Transaction = "9".repeat(2673).parse().unwrap();
     for k in common::cpu_kernels() {
-        assert_eq!(engine(k, 1).cpu().kernel(), k);
+        assert_eq!(curlpow::internal::engine_cpu(&engine(k, 1)).kernel(), k);
         engine(k, 1).pow(&tx, 3).unwrap();
     }
 }

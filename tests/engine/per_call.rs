@@ -13,6 +13,7 @@ use curlpow::device::SearchControl;
 use curlpow::device::{CounterRange, Hit, SearchJob};
 use curlpow::device::{Device, DeviceInfo, SearchOutcome};
 use curlpow::internal::cpu::{CpuDevice, PoolConfig};
+use curlpow::internal::KernelHooks;
 use curlpow::internal::PlanesKernel;
 use curlpow::{
     curl::STATE_LEN, Backend, CancelToken, CpuKernel, DeviceKind, Engine, Error, PowOptions,

@@ -12,10 +12,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use curlpow::device::Device;
 use curlpow::device::SearchControl;
 use curlpow::device::{CounterRange, SearchJob};
-use curlpow::device::{Device, DiscoverOptions};
 use curlpow::internal::wgpu::{discover_wgpu, Tuning, WgpuDevice};
+use curlpow::internal::DiscoverOptions;
 use curlpow::{curl::STATE_LEN, Backend, CancelToken, DeviceKind, Transaction};
 
 /// Lane width and tuning of one kernel variant (`None`: the adapter's defaults).

@@ -25,7 +25,7 @@ mod tryte_words;
 #[cfg(target_arch = "x86_64")]
 mod wavefront;
 
-pub use platform::CpuKernel;
+pub use platform::{CpuKernel, KernelHooks};
 pub(crate) use pool::check_threads;
 pub use pool::{default_threads, max_threads, PoolConfig};
 

@@ -59,9 +59,9 @@ use crate::backend::gpu::discover::device_error;
 use crate::backend::gpu::{driver, Geometry, Job, Sizer};
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl};
-#[cfg(doc)]
-use crate::search::device::DiscoverOptions;
 use crate::search::device::{Device, DeviceInfo, SearchOutcome};
+#[cfg(doc)]
+use crate::search::discovery::DiscoverOptions;
 use crate::search::job::SearchJob;
 use crate::search::launch_stats::LaunchStats;
 use crate::search::nonce::CounterRange;

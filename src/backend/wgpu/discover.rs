@@ -8,7 +8,8 @@ use super::tuning::{lanes_env, tuning_env, Tuning};
 use super::WgpuDevice;
 use crate::backend::gpu::discover::sort_best_first;
 use crate::backend::gpu::tune_cache;
-use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOptions, Discovery};
+use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind};
+use crate::search::discovery::{DiscoverOptions, Discovery};
 
 /// Find the wgpu adapters and open one device on each, with the default [`Tuning`] for its
 /// kind; `force_32bit` (or `CURLPOW_WGPU_LANES=32`) uses 32-bit lanes everywhere.

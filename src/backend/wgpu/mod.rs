@@ -29,7 +29,7 @@
 //! bounds checks and loop counters (for debugging; slower).
 //!
 //! Software adapters (lavapipe/llvmpipe, device type `Cpu`) are listed only with
-//! [`DiscoverOptions::include_software`](crate::search::device::DiscoverOptions); there a shader
+//! [`DiscoverOptions::include_software`](crate::search::discovery::DiscoverOptions); there a shader
 //! invocation may run at most 65,535 loop iterations (more silently computes garbage), so the
 //! transforms per invocation are kept small there (see [`Tuning`]).
 

@@ -24,7 +24,7 @@ pub(crate) const MAX_SCRATCH_BYTES: u64 = 1 << 30;
 pub(crate) const TUNING_ENV: &str = "CURLPOW_WGPU_TUNING";
 
 /// Shape of the kernel and its dispatches. The defaults depend on the adapter (software or
-/// GPU); every field can be overridden ([`TUNING_ENV`]).
+/// GPU); every field can be overridden (`CURLPOW_WGPU_TUNING`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
     /// Invocations per workgroup (`WORKGROUP_SIZE`).

@@ -27,7 +27,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::search::block::BlockJob;
-use crate::search::device::{Backend, Device, DeviceInfo, DiscoverOptions};
+use crate::search::device::{Backend, Device, DeviceInfo};
+use crate::search::discovery::DiscoverOptions;
 use crate::search::job::SearchJob;
 use crate::search::nonce::CounterRange;
 use crate::ternary::transaction::Transaction;

@@ -37,7 +37,7 @@ use tokio::time::{Instant, Sleep};
 
 /// The connection limits; see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnLimits {
+pub(crate) struct ConnLimits {
     /// Connections open at once, all peers (≥ 1).
     pub max_connections: usize,
     /// Connections open at once from one IP address (≥ 1).

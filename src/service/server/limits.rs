@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 
 /// The admission limits; see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Attaches running at once, all clients together (≥ 1).
     pub concurrency: usize,
     /// Attaches running at once for one client (≥ 1).

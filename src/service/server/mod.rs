@@ -220,7 +220,7 @@ impl Config {
     }
 
     /// The connection limits these settings give.
-    pub fn conn_limits(&self) -> ConnLimits {
+    pub(crate) fn conn_limits(&self) -> ConnLimits {
         ConnLimits {
             max_connections: self.max_connections,
             max_per_peer: self.max_connections_per_peer,
@@ -229,9 +229,15 @@ impl Config {
         }
     }
 
+    /// The attaches that run at once with these settings on an engine with `devices` devices:
+    /// [`Config::concurrency`], by default one more than the devices.
+    pub fn concurrency_for(&self, devices: usize) -> usize {
+        self.concurrency.unwrap_or(devices + 1).max(1)
+    }
+
     /// The admission limits these settings give for an engine with `devices` devices.
-    pub fn limits(&self, devices: usize) -> Limits {
-        let concurrency = self.concurrency.unwrap_or(devices + 1).max(1);
+    pub(crate) fn limits(&self, devices: usize) -> Limits {
+        let concurrency = self.concurrency_for(devices);
         Limits {
             concurrency,
             per_client: self

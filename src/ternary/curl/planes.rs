@@ -250,7 +250,7 @@ impl PlanesKernel {
 }
 
 /// The Curl-P-81 permutation with the fast planes transform (same result as
-/// [`transform`](crate::transform), the reference); test and bench hook.
+/// [`transform`](crate::curl::transform), the reference); test and bench hook.
 #[doc(hidden)]
 pub fn fast_transform(state: &mut [Trit; STATE_LEN]) {
     PlanesKernel::detect().transform(state);

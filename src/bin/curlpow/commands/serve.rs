@@ -353,7 +353,7 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
             "tuning {tuning} GPU device(s) in the background (--no-tune: never)"
         );
     }
-    let concurrency = config.limits(engine.devices().len()).concurrency;
+    let concurrency = config.concurrency_for(engine.devices().len());
     if let Some(n) = a.per_client.filter(|&n| n > concurrency) {
         return Err(UsageError(format!(
             "--per-client {n} is out of range: 1 to {concurrency} (the concurrency)"
