@@ -95,7 +95,7 @@ pub use engine::{
     BlockPowResult, BuiltFor, Engine, EngineBuilder, PowOptions, PowReport, PowResult,
 };
 pub use search::control::CancelToken;
-pub use search::job::Mwm;
+pub use search::search_job::Mwm;
 pub use ternary::curl::hash;
 pub use ternary::transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
 pub use ternary::trinary::Trit;
@@ -186,7 +186,7 @@ pub mod internal {
 
     /// The nonce layout of a block PoW search.
     pub mod block_layout {
-        pub use crate::search::block::job::{nonce_of, COUNTERS, COUNTER_TRITS, LANE_TRITS};
+        pub use crate::search::block::block_job::{nonce_of, COUNTERS, COUNTER_TRITS, LANE_TRITS};
     }
 
     /// The nonce layout of a transaction search.

@@ -43,8 +43,8 @@ use crate::backend::cpu::{CpuKernel, KernelHooks};
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl, Worker};
 use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, SearchOutcome};
-use crate::search::job::SearchJob;
 use crate::search::nonce::{CounterRange, Hit, MAX_LANES};
+use crate::search::search_job::SearchJob;
 
 /// The environment variable the `curlpow` binary of a `fault-injection` build reads.
 pub const ENV: &str = "CURLPOW_INJECT_FAULT";

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::base::error::{Error, TryteError};
 use crate::engine::{Engine, PowOptions, PowReport, Request};
-use crate::search::job::{self as search, SearchJob};
 use crate::search::nonce::{LAST_BLOCK, NONCE_OFFSET};
+use crate::search::search_job::{self as search, SearchJob};
 use crate::ternary::curl::{self, HASH_LEN};
 use crate::ternary::transaction::{Field, Transaction};
 use crate::ternary::trinary::{self, Trit};
@@ -311,7 +311,7 @@ fn hash_from_job(job: &SearchJob, tx: &Transaction) -> Hash {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::job::Mwm;
+    use crate::search::search_job::Mwm;
 
     fn tx(seed: u64) -> Transaction {
         let mut s = seed | 1;

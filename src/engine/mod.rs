@@ -22,8 +22,8 @@ mod builder;
 mod estimate;
 pub(crate) mod hash_batch;
 pub(crate) mod host_threads;
-mod job;
 mod options;
+mod pow_job;
 pub(crate) mod registry;
 mod request;
 mod small;
@@ -42,10 +42,10 @@ use crate::engine::host_threads::HostThreads;
 use crate::engine::registry::{expected_work, DeviceReport, Registry, Selection, WaitSpec};
 use crate::search::control::{SearchControl, StopReason};
 use crate::search::device::DeviceInfo;
-use crate::search::job::{Mwm, SearchJob};
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::{Mwm, SearchJob};
 use crate::ternary::transaction::Transaction;
-use job::Job;
+use pow_job::PowJob;
 pub(crate) use request::Request;
 
 /// What a PoW call did.
@@ -173,7 +173,7 @@ impl Engine {
     /// The one entry from a request to a search: the pre-checks (cancelled, past the
     /// deadline), then the job, built only when the search will run (a mid-state costs 32
     /// transforms), then lease, run, verify, retry. Gives the job back with its result.
-    pub(crate) fn run_request<J: Job>(
+    pub(crate) fn run_request<J: PowJob>(
         &self,
         req: &Request,
         job: impl FnOnce() -> J,
@@ -186,7 +186,7 @@ impl Engine {
     }
 
     /// Lease, run, verify, retry: the search of a prepared job.
-    fn search<J: Job>(
+    fn search<J: PowJob>(
         &self,
         job: &Arc<J>,
         req: &Request,
@@ -278,7 +278,7 @@ impl Engine {
 
     /// Run one search on every leased device at once, disjoint counter ranges: the first device
     /// on this thread, the others on their own device threads.
-    fn run_lease<J: Job>(
+    fn run_lease<J: PowJob>(
         &self,
         job: &Arc<J>,
         indices: &[usize],
@@ -322,7 +322,7 @@ impl Engine {
 
     /// One device, one search, host check included. The device's one-time setup (a kernel
     /// compile) happens before the clock starts, so it never counts as search time.
-    fn run_one<J: Job>(
+    fn run_one<J: PowJob>(
         &self,
         i: usize,
         job: &J,

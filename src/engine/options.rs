@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use crate::base::error::Error;
 use crate::engine::registry::Selection;
 use crate::search::control::CancelToken;
-use crate::search::job::Mwm;
+use crate::search::search_job::Mwm;
 
 /// Options of one PoW call: built with [`PowOptions::mwm`] and the setters.
 ///

@@ -22,9 +22,9 @@ use serde::Serialize;
 use crate::base::error::Error;
 pub(crate) use crate::base::kinds::{Backend, DeviceKind};
 pub use crate::search::control::SearchControl;
-pub use crate::search::job::SearchJob;
 pub use crate::search::launch_stats::{LaunchStats, SearchTiming};
 pub use crate::search::nonce::{CounterRange, Found, Hit, NONCE_TRITS};
+pub use crate::search::search_job::SearchJob;
 
 /// A device as listed by `curlpow devices`: the facts the engine reads are typed fields;
 /// `details` is for display only (the engine never reads it).

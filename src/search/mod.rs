@@ -13,7 +13,7 @@ pub mod block;
 pub(crate) mod control;
 pub mod device;
 pub(crate) mod discovery;
-pub(crate) mod job;
 pub(crate) mod launch_stats;
 pub(crate) mod layout;
 pub(crate) mod nonce;
+pub(crate) mod search_job;

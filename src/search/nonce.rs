@@ -111,7 +111,7 @@ impl CounterRange {
 
 /// What a device found: a hit in the crate's nonce layout (every built-in backend), or nonce
 /// trits of its own (a remote worker, which may fill the nonce any way it likes). Either is
-/// checked on the host ([`SearchJob::verify_found`](crate::search::job::SearchJob::verify_found)) before it is used.
+/// checked on the host ([`SearchJob::verify_found`](crate::search::search_job::SearchJob::verify_found)) before it is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Found {
     /// A counter and a lane (see the nonce layout above).

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::CpuDevice;
 use crate::search::control::{SearchControl, Worker};
-use crate::search::job::{SearchJob, NONCE_LIMB};
 use crate::search::nonce::{lane_trits, nonce_trits, CounterRange, Hit};
+use crate::search::search_job::{SearchJob, NONCE_LIMB};
 use crate::ternary::curl::planes::LIMB;
 use crate::ternary::curl::PlanesKernel;
 use crate::ternary::transaction::Transaction;

@@ -36,9 +36,9 @@ use parking_lot::Mutex;
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl, Worker};
 use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, SearchOutcome};
-use crate::search::job::SearchJob;
 use crate::search::layout::KernelJob;
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::SearchJob;
 
 /// The CPU as one device: the engine's thread pool running one search at a time.
 pub struct CpuDevice {

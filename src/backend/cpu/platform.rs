@@ -12,9 +12,9 @@ use super::messages::Messages;
 use super::{avx2::Avx2, avx512::Avx512, hooks, kernel};
 use crate::base::error::Error;
 use crate::search::control::Worker;
-use crate::search::job::SearchJob;
 use crate::search::layout::KernelJob;
 use crate::search::nonce::{CounterRange, Hit};
+use crate::search::search_job::SearchJob;
 
 /// A CPU search kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

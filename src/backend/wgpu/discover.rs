@@ -175,7 +175,7 @@ pub(super) fn bytes_per_nonce(tuning: &Tuning) -> (f64, &'static str) {
     if tuning.coop > 0 {
         (super::workgroup::bytes_per_nonce(tuning.coop), "workgroup")
     } else {
-        (super::layout::bytes_per_nonce(tuning.fuse), "storage")
+        (super::buffers::bytes_per_nonce(tuning.fuse), "storage")
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Files: `discover.rs` (adapters and their typed facts), `tuning.rs` (the kernel's shape and
 //! the clamps that keep it inside an adapter's limits), `context.rs` (the long-lived device
-//! context and the backend's `Launcher`), `layout.rs` (the bytes the
+//! context and the backend's `Launcher`), `buffers.rs` (the bytes the
 //! host and the kernel exchange), `source.rs` (each shader module's WGSL, composed from the
 //! pieces under `kernels/`), `workgroup.rs` (the workgroup-memory kernel's generated prelude);
 //! the search loop itself is the GPU driver shared with OpenCL (`src/backend/gpu/driver.rs`).
@@ -33,9 +33,9 @@
 //! invocation may run at most 65,535 loop iterations (more silently computes garbage), so the
 //! transforms per invocation are kept small there (see [`Tuning`]).
 
+mod buffers;
 mod context;
 mod discover;
-mod layout;
 mod source;
 mod tuning;
 mod workgroup;
@@ -51,13 +51,13 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use crate::backend::gpu::{driver, Geometry, Job, Sizer};
+use crate::backend::gpu::{driver, Geometry, GpuJob, Sizer};
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl};
 use crate::search::device::{Device, DeviceInfo, SearchOutcome};
-use crate::search::job::SearchJob;
 use crate::search::launch_stats::{LaunchStats, SearchTiming};
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::SearchJob;
 use crate::ternary::curl::STATE_LEN;
 use context::{Context, OpenSpec};
 
@@ -200,7 +200,7 @@ impl WgpuDevice {
             if self.tuning.coop > 0 {
                 1
             } else {
-                layout::final_multiplier(self.tuning.fuse)
+                buffers::final_multiplier(self.tuning.fuse)
             },
         )
     }
@@ -210,7 +210,7 @@ impl WgpuDevice {
     /// A search of either job on the context; a transaction search refreshes the launch stats.
     fn run(
         &self,
-        job: Job<'_>,
+        job: GpuJob<'_>,
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
@@ -234,7 +234,7 @@ impl Device for WgpuDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        self.run(Job::Transaction(job), range, ctl)
+        self.run(GpuJob::Transaction(job), range, ctl)
     }
 
     fn supports_block_pow(&self) -> bool {
@@ -248,7 +248,7 @@ impl Device for WgpuDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        self.run(Job::Block(job), range, ctl)
+        self.run(GpuJob::Block(job), range, ctl)
     }
 
     fn nonces_tried(&self) -> u64 {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::layout::SLOTS;
+use super::buffers::SLOTS;
 use crate::ternary::curl::STATE_LEN;
 
 /// Loop iterations of one transform in the kernel, the larger shape (81 single rounds of 92;

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use crate::search::block::BlockJob;
 use crate::search::device::{Backend, Device, DeviceInfo};
 use crate::search::discovery::DiscoverOptions;
-use crate::search::job::SearchJob;
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::SearchJob;
 use crate::ternary::transaction::Transaction;
 
 use crate::backend::gpu::tune_cache;

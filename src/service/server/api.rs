@@ -63,7 +63,7 @@ pub(crate) struct AttachRequest {
     /// `branchTransaction`.
     pub branch: Hash,
     /// `minWeightMagnitude`, checked here.
-    pub mwm: crate::search::job::Mwm,
+    pub mwm: crate::search::search_job::Mwm,
     /// `trytes`, in request order.
     pub transactions: Vec<TxTrytes>,
 }
@@ -472,10 +472,10 @@ pub(crate) fn parse_attach(
         )));
     }
     // `max_mwm` is at most 243 in a checked config; a larger one still stops at 243 here.
-    let mwm = crate::search::job::Mwm::try_from(mwm as usize).map_err(|_| {
+    let mwm = crate::search::search_job::Mwm::try_from(mwm as usize).map_err(|_| {
         ApiError::bad(format!(
             "Invalid minWeightMagnitude input: expected a number from 0 to {}, got {}",
-            crate::search::job::Mwm::MAX,
+            crate::search::search_job::Mwm::MAX,
             mwm_value.describe()
         ))
     })?;
@@ -615,7 +615,7 @@ mod tests {
     #[test]
     fn a_good_request_parses_and_the_mwm_is_truncated() {
         let r = parse(&good()).unwrap();
-        assert_eq!(r.mwm, crate::search::job::Mwm::TESTNET);
+        assert_eq!(r.mwm, crate::search::search_job::Mwm::TESTNET);
         assert_eq!(r.transactions.len(), 1);
         assert_eq!(
             r.transactions[0].transaction().unwrap().to_trytes(),

@@ -10,7 +10,7 @@ pub(crate) mod planes;
 mod planes_avx512;
 mod reference;
 
-pub(crate) use planes::Planes;
+pub(crate) use planes::StatePlanes;
 pub use planes::{fast_transform, PlanesKernel};
 pub use reference::transform;
 

@@ -1,16 +1,16 @@
-//! [`Job`]: what the engine's search loop (lease, run, host check, retry) needs of a search, so
+//! [`PowJob`]: what the engine's search loop (lease, run, host check, retry) needs of a search, so
 //! that one loop serves the transaction PoW ([`SearchJob`]) and the block PoW ([`BlockJob`]).
 
 use crate::base::error::Error;
 use crate::search::block::BlockJob;
 use crate::search::control::SearchControl;
 use crate::search::device::{Device, Found, NonceOutcome};
-use crate::search::job::SearchJob;
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::SearchJob;
 use crate::ternary::transaction::Transaction;
 
 /// One prepared search.
-pub(crate) trait Job: Send + Sync + 'static {
+pub(crate) trait PowJob: Send + Sync + 'static {
     /// What a verified hit gives.
     type Output: Send + 'static;
 
@@ -35,7 +35,7 @@ pub(crate) trait Job: Send + Sync + 'static {
     fn verify(&self, found: &Found) -> Option<Self::Output>;
 }
 
-impl Job for SearchJob {
+impl PowJob for SearchJob {
     type Output = Transaction;
 
     fn zeros(&self) -> usize {
@@ -64,7 +64,7 @@ impl Job for SearchJob {
     }
 }
 
-impl Job for BlockJob {
+impl PowJob for BlockJob {
     type Output = u64;
 
     fn zeros(&self) -> usize {
