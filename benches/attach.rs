@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use curlpow::server::{Config, Server};
-use curlpow::{Backend, Engine, Hash, PowOptions, Transaction};
+use curlpow::{attach::Hash, Backend, Engine, PowOptions, Transaction};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;

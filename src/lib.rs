@@ -88,7 +88,6 @@ pub use service::signals;
 pub use backend::cpu::{max_threads, CpuKernel};
 pub use base::error::{Error, InternalError, TryteError};
 pub use base::kinds::{Backend, DeviceKind};
-pub use engine::attach::Hash;
 pub use engine::hash_batch::{hash_many, hash_many_trits, hash_many_trytes, verify_many};
 pub use engine::registry::{DeviceReport, DeviceStats, Selection};
 pub use engine::{

@@ -38,7 +38,7 @@ pub const HASH_TRYTES: usize = 81;
 /// A transaction hash (trunk, branch, or a result's own): 81 trytes, 243 trits.
 ///
 /// ```
-/// use curlpow::Hash;
+/// use curlpow::attach::Hash;
 /// let h: Hash = "A".repeat(81).parse().unwrap();
 /// assert_eq!(h.to_trytes(), "A".repeat(81));
 /// assert!("A".repeat(80).parse::<Hash>().unwrap_err().to_string().contains("81"));
@@ -200,7 +200,7 @@ impl Engine {
     /// [`Error::Cancelled`], a deadline [`Error::Timeout`], with the nonces of every step.
     ///
     /// ```
-    /// use curlpow::{Engine, Hash, PowOptions, Transaction};
+    /// use curlpow::{Engine, attach::Hash, PowOptions, Transaction};
     ///
     /// let engine = Engine::builder().threads(2).build()?;
     /// let trunk: Hash = "A".repeat(81).parse()?;

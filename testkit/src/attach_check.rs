@@ -1,6 +1,6 @@
 //! The attachToTangle rules checked on a result, with the library's scalar reference hash:
 //! shared by the library, server, load and client-compatibility tests.
-use curlpow::{attach::MAX_TIMESTAMP, Field, Hash, Transaction};
+use curlpow::{attach::Hash, attach::MAX_TIMESTAMP, Field, Transaction};
 
 /// A number in balanced ternary.
 pub fn read_number(tx: &Transaction, f: Field) -> i128 {

@@ -8,7 +8,7 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use curlpow::{
-    attach::MAX_TIMESTAMP, Backend, CancelToken, Engine, Error, Field, Hash, PowOptions,
+    attach::Hash, attach::MAX_TIMESTAMP, Backend, CancelToken, Engine, Error, Field, PowOptions,
     Transaction,
 };
 

@@ -6,7 +6,7 @@
 use std::hash::{DefaultHasher, Hasher};
 
 use anyhow::{anyhow, Result};
-use curlpow::{Field, Hash, Transaction, TRANSACTION_TRYTES};
+use curlpow::{attach::Hash, Field, Transaction, TRANSACTION_TRYTES};
 
 /// The trytes of a transaction line before its nonce.
 pub const BEFORE_NONCE: usize = TRANSACTION_TRYTES - 27;
