@@ -39,7 +39,7 @@ pub(crate) use tune::{wrap as wrap_tunable, AutoTune};
 use crate::backend::cpu::CpuDevice;
 use crate::base::error::{Error, InternalError};
 use crate::engine::host_threads::HostThreads;
-use crate::engine::registry::{expected_work, DeviceReport, Registry, Selection, WaitSpec};
+use crate::engine::registry::{DeviceReport, Registry, Selection, WaitSpec};
 use crate::search::control::{SearchControl, StopReason};
 use crate::search::device::DeviceInfo;
 use crate::search::nonce::CounterRange;
@@ -214,7 +214,7 @@ impl Engine {
             let lease = reg
                 .acquire(WaitSpec {
                     allowed: allowed.clone(),
-                    work: expected_work(job.zeros()),
+                    work: job.min_weight().expected_work(),
                     all: opts.latency,
                     deadline,
                     cancel: opts.cancel.as_ref(),

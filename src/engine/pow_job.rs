@@ -6,7 +6,7 @@ use crate::search::block::BlockJob;
 use crate::search::control::SearchControl;
 use crate::search::device::{Device, Found, NonceOutcome};
 use crate::search::nonce::CounterRange;
-use crate::search::search_job::SearchJob;
+use crate::search::search_job::{Mwm, SearchJob};
 use crate::ternary::transaction::Transaction;
 
 /// One prepared search.
@@ -14,8 +14,9 @@ pub(crate) trait PowJob: Send + Sync + 'static {
     /// What a verified hit gives.
     type Output: Send + 'static;
 
-    /// Trailing zero trits a hit needs (the registry's expected work is 3^this).
-    fn zeros(&self) -> usize;
+    /// Trailing zero trits a hit needs (the registry's expected work is its
+    /// [`Mwm::expected_work`]).
+    fn min_weight(&self) -> Mwm;
 
     /// Every counter the search may use; devices of a latency-mode search get parts of it.
     fn counters(&self) -> CounterRange;
@@ -38,8 +39,8 @@ pub(crate) trait PowJob: Send + Sync + 'static {
 impl PowJob for SearchJob {
     type Output = Transaction;
 
-    fn zeros(&self) -> usize {
-        self.mwm()
+    fn min_weight(&self) -> Mwm {
+        SearchJob::min_weight(self)
     }
 
     fn counters(&self) -> CounterRange {
@@ -67,8 +68,8 @@ impl PowJob for SearchJob {
 impl PowJob for BlockJob {
     type Output = u64;
 
-    fn zeros(&self) -> usize {
-        BlockJob::zeros(self)
+    fn min_weight(&self) -> Mwm {
+        Mwm::saturating(BlockJob::zeros(self))
     }
 
     fn counters(&self) -> CounterRange {

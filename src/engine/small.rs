@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{stop_error, Engine, PowReport, PowResult, Request};
-use crate::backend::cpu::batch::expected_work;
 use crate::base::error::Error;
 use crate::engine::registry::WaitSpec;
 use crate::search::control::SearchControl;
@@ -66,7 +65,7 @@ impl Engine {
         if opts.latency || txs.len() < 2 {
             return out;
         }
-        if expected_work(mwm.zeros()) > limit {
+        if mwm.expected_work() > limit {
             return out;
         }
         let started = Instant::now();
@@ -86,7 +85,7 @@ impl Engine {
             let range = first..(first + chunk).min(jobs.len());
             let lease = reg.acquire(WaitSpec {
                 allowed: vec![ci],
-                work: crate::engine::registry::expected_work(mwm.zeros()) * range.len() as f64,
+                work: mwm.expected_work() * range.len() as f64,
                 all: false,
                 deadline,
                 cancel: opts.cancel.as_ref(),

@@ -203,6 +203,28 @@ impl Mwm {
     pub const fn zeros(self) -> usize {
         self.0 as usize
     }
+
+    /// The nonces a search at this MWM tries on average: 3^MWM (a hash ends in MWM zero trits
+    /// with probability 3^-MWM). Finite for every MWM: 3^243 is about 8.7e115.
+    ///
+    /// ```
+    /// use curlpow::Mwm;
+    /// assert_eq!(Mwm::TESTNET.expected_work(), 19683.0);
+    /// assert!(Mwm::MAX.expected_work().is_finite());
+    /// ```
+    pub fn expected_work(self) -> f64 {
+        3f64.powi(i32::from(self.0))
+    }
+
+    /// A count of trailing zero trits as an MWM, [`Mwm::MAX`] for a count past it (a hash has no
+    /// more zeros than trits).
+    pub(crate) const fn saturating(zeros: usize) -> Mwm {
+        if zeros > Mwm::MAX.zeros() {
+            Mwm::MAX
+        } else {
+            Mwm(zeros as u8)
+        }
+    }
 }
 
 impl std::fmt::Display for Mwm {

@@ -140,7 +140,7 @@ impl Device for CpuDevice {
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
         let _guard = self.busy.lock();
-        if self.is_small(job.mwm()) {
+        if self.is_small(job.min_weight()) {
             // Too little work to split: the calling thread runs it whole (no pool wake-up).
             let (hit, nonces) = self.search_here(job, range, ctl);
             return Ok(SearchOutcome { hit, nonces });
@@ -160,7 +160,7 @@ impl Device for CpuDevice {
     ) -> Result<SearchOutcome, Error> {
         let _guard = self.busy.lock();
         let kjob = crate::search::layout::block_kernel_job(job);
-        if self.is_small(job.zeros()) {
+        if self.is_small(crate::search::search_job::Mwm::saturating(job.zeros())) {
             // Slot 0 is free: no pool worker searches while this thread holds the lock.
             let mut w = Worker::new(ctl, &self.counters, 0);
             let hit = self.kernel.search(&kjob, range, &mut w);

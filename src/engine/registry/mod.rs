@@ -20,7 +20,6 @@ mod tests;
 
 pub(crate) use dedupe::dedupe;
 pub use selection::Selection;
-pub(crate) use speed::expected_work;
 pub use stats::{DeviceReport, DeviceStats};
 
 use std::sync::atomic::Ordering;

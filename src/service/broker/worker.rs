@@ -54,13 +54,14 @@ use tokio_stream::StreamExt;
 use crate::backend::remote::amqp::{
     connect, declare_queue, queue_name, Backoff, BrokerError, BrokerUrl, DEFAULT_QUEUE,
 };
+use crate::backend::remote::protocol::HEADER_WORKER;
 use crate::backend::remote::protocol::{
     self, ERROR_TYPE, HEADER_ERROR, HEADER_NONCES, HEADER_REDELIVERED,
 };
-use crate::backend::remote::protocol::{HEADER_WORKER, MAX_MWM};
 use crate::base::error::Error;
 use crate::engine::{Engine, PowOptions};
 use crate::search::control::CancelToken;
+use crate::search::search_job::Mwm;
 use crate::service::signals::Signals;
 use lapin::protocol::{AMQPErrorKind, AMQPHardError};
 
@@ -191,7 +192,7 @@ impl WorkerConfig {
             url,
             queue: DEFAULT_QUEUE.into(),
             prefetch: None,
-            max_mwm: crate::search::search_job::Mwm::MAINNET.zeros(),
+            max_mwm: Mwm::MAINNET.zeros(),
             shutdown_grace: Duration::from_secs(30),
             reconnect_min: Duration::from_millis(100),
             reconnect_max: Duration::from_secs(5),
@@ -354,7 +355,7 @@ impl BrokerWorker {
     /// worker keeps trying and logs each failure.
     pub fn start(engine: Engine, config: WorkerConfig) -> Result<BrokerWorker, BrokerError> {
         let queue = queue_name(&config.queue)?;
-        if config.max_mwm > MAX_MWM {
+        if config.max_mwm > Mwm::MAX.zeros() {
             return Err(BrokerError::Config(format!(
                 "max MWM {} is out of range (0..=243)",
                 config.max_mwm

@@ -43,6 +43,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::{Engine, PowOptions};
+use crate::search::search_job::Mwm;
 pub use auth::Credentials;
 use connections::{ConnLimits, Connections};
 use inflight::{InFlight, StopCause};
@@ -52,8 +53,6 @@ use metrics::Metrics;
 /// IRI's API port.
 pub const DEFAULT_PORT: u16 = 14265;
 
-/// The highest MWM a server may be set to accept: a hash has 243 trits.
-pub const MAX_MWM: usize = 243;
 /// The largest `max_body_length`: 256 MiB, about 95,000 transactions of JSON. Each connection
 /// reading a body may hold this much.
 pub const MAX_BODY_LENGTH: usize = 1 << 28;
@@ -191,7 +190,7 @@ impl Config {
                 )))
             }
         }
-        within("max_mwm", self.max_mwm, 0..=MAX_MWM)?;
+        within("max_mwm", self.max_mwm, 0..=Mwm::MAX.zeros())?;
         within("max_body_length", self.max_body_length, 1..=MAX_BODY_LENGTH)?;
         within(
             "max_requests_list",
