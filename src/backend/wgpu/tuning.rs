@@ -88,7 +88,7 @@ impl Tuning {
 
     /// This tuning with the overrides of `spec` (the [`TUNING_ENV`] syntax): `Err` names the
     /// pair that does not parse.
-    pub fn with_overrides(mut self, spec: &str) -> Result<Self, String> {
+    pub(crate) fn with_overrides(mut self, spec: &str) -> Result<Self, String> {
         for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let bad = || {
                 format!("{TUNING_ENV}: {pair:?} is not key=number (keys workgroup, transforms, max_invocations, fuse, target_ms, coop)")
