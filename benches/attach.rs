@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use curlpow::server::{Config, Server};
-use curlpow::{Backend, Engine, Hash, PowOptions, Transaction};
+use curlpow::{attach::Hash, Backend, Engine, PowOptions, Transaction};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -34,8 +34,8 @@ fn main() {
         .unwrap_or(1.0);
     println!(
         "library attach_to_tangle, 1 transaction per call, CPU {} x {} threads",
-        engine.cpu().kernel().name(),
-        engine.cpu().threads()
+        curlpow::internal::engine_cpu(&engine).kernel().name(),
+        curlpow::internal::engine_cpu(&engine).threads()
     );
     println!(
         "{:>4} {:>6} {:>10} {:>10} {:>10} {:>10}",

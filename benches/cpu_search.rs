@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use curlpow::device::SearchJob;
+use curlpow::internal::KernelHooks;
 use curlpow::{CpuKernel, Engine};
 use curlpow_testkit::common;
 

@@ -69,8 +69,8 @@ fn hash_lines(c: &mut Criterion) {
     assert_eq!(hashes.lines().count(), TXS);
     assert_eq!(weights.lines().count(), TXS);
     for ((line, w), h) in hashes.lines().zip(weights.lines()).zip(&want) {
-        assert_eq!(line, curlpow::trits_to_trytes(h).unwrap());
-        assert_eq!(w, curlpow::trailing_zeros(h).to_string());
+        assert_eq!(line, curlpow::trits::trits_to_trytes(h).unwrap());
+        assert_eq!(w, curlpow::trits::trailing_zeros(h).to_string());
     }
 
     let engine = Engine::builder()

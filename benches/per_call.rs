@@ -33,7 +33,7 @@ fn transform(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.bench_function("reference", |b| {
         let mut s = state;
-        b.iter(|| curlpow::transform(std::hint::black_box(&mut s)))
+        b.iter(|| curlpow::curl::transform(std::hint::black_box(&mut s)))
     });
     g.throughput(Throughput::Elements(33));
     for &k in PlanesKernel::ALL.iter().filter(|k| k.is_supported()) {

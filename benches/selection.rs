@@ -93,7 +93,7 @@ fn callers(e: &Engine, sel: &Selection, calls: u64) -> (f64, Vec<(String, u64)>)
             let (e, sel) = (e.clone(), sel.clone());
             std::thread::spawn(move || {
                 for k in 0..calls {
-                    let mut trits = curlpow::bench_transaction().trits().to_vec();
+                    let mut trits = curlpow::bench::bench_transaction().trits().to_vec();
                     let tag = t * 1000 + k;
                     for (j, trit) in trits[7776..7790].iter_mut().enumerate() {
                         *trit = ((tag / 3u64.pow(j as u32)) % 3) as i8 - 1;
@@ -181,7 +181,7 @@ fn simulated() {
     let cpu = Engine::builder().threads(2).build().unwrap();
     let txs: Vec<Transaction> = (0..n)
         .map(|i| {
-            let mut t = curlpow::bench_transaction().trits().to_vec();
+            let mut t = curlpow::bench::bench_transaction().trits().to_vec();
             t[7776] = (i % 3) as i8 - 1;
             t[7777] = (i / 3 % 3) as i8 - 1;
             t[7778] = (i / 9 % 3) as i8 - 1;

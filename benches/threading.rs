@@ -16,6 +16,7 @@ use curlpow::device::Device;
 use curlpow::device::SearchControl;
 use curlpow::device::{CounterRange, SearchJob};
 use curlpow::internal::cpu::{CpuDevice, PoolConfig};
+use curlpow::internal::KernelHooks;
 use curlpow::internal::{Counters, Worker};
 use curlpow::{CancelToken, CpuKernel, Engine, PowOptions};
 use curlpow_testkit::common;
@@ -55,7 +56,9 @@ fn pool_vs_spawn(kernel: CpuKernel, threads: usize) {
             let job = SearchJob::new(tx, mwm).unwrap();
             let t = Instant::now();
             let ctl = SearchControl::new(None, None);
-            let out = engine.cpu().search(&job, CounterRange::ALL, &ctl).unwrap();
+            let out = curlpow::internal::engine_cpu(&engine)
+                .search(&job, CounterRange::ALL, &ctl)
+                .unwrap();
             cols[0].push(t.elapsed().as_secs_f64() * 1e6);
             assert!(job.verify(out.hit.unwrap()).is_some());
             let t = Instant::now();

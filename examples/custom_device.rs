@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use curlpow::device::{CounterRange, Device, Hit, SearchControl, SearchJob, SearchOutcome};
-use curlpow::{Backend, DeviceInfo, DeviceKind, Engine, Error, Selection};
+use curlpow::{device::DeviceInfo, Backend, DeviceKind, Engine, Error, Selection};
 
 /// Tries one lane per counter with the scalar reference transform: slow, and obviously right.
 struct ScalarDevice {

@@ -23,19 +23,24 @@
 //!
 //! Every nonce a device returns is re-checked on the host before it is returned: one transform
 //! of the last block from the host's own mid-state, with the host's fast single-state
-//! transform (tested against the scalar reference [`transform`] and the public vectors).
+//! transform (tested against the scalar reference [`curl::transform`] and the public vectors).
 //! [`hash_many`] hashes many transactions at once, bit-sliced on the CPU kernels.
 //! [`block`] is the Chrysalis/Stardust PoW (binary messages and blocks, scored by
 //! `3^zeros ÷ length`), searched on the same kernels and devices by [`Engine::block_pow`].
 //!
-//! The public surface: [`Engine`] and its [`EngineBuilder`], [`PowOptions`] and the checked
-//! minimum weight [`Mwm`], the results ([`PowResult`], [`PowReport`], [`BenchResult`],
-//! [`DeviceReport`]), [`Transaction`] and the trinary helpers, the sponge ([`Curl`], [`hash`]),
-//! the typed [`Error`] (with [`InternalError`] naming an internal failure). To plug in a device
-//! of your own, implement [`device::Device`] (see `examples/custom_device.rs`) and add it with
-//! [`EngineBuilder::add_device`]. The crate's own binary, tests and benchmarks reach a few
-//! internals through a hidden module, which is not a stable API.
+//! The public surface: at the root, [`Engine`] and its [`EngineBuilder`], [`PowOptions`] and the
+//! checked minimum weight [`Mwm`], the results ([`PowResult`], [`PowReport`],
+//! [`DeviceReport`]), [`Transaction`], [`hash`] and the batch hashers, the typed [`Error`] (with
+//! [`InternalError`] naming an internal failure). Each module holds one subject: [`attach`]
+//! (IRI's `attachToTangle`), [`block`] (the block PoW), [`curl`] (the sponge), [`trits`]
+//! (trinary helpers), [`bench`](mod@bench) and [`tune`] (measuring and tuning devices), [`device`] (what a
+//! device of your own implements: [`device::Device`], see `examples/custom_device.rs`; add it
+//! with [`EngineBuilder::add_device`]), and with their features `server`, `broker` and
+//! `signals` (the HTTP server, the RabbitMQ worker, stop signals). The crate's own binary,
+//! tests and benchmarks reach a few internals through a hidden module, which is not a stable
+//! API.
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -86,51 +91,109 @@ pub use service::signals;
 pub use backend::cpu::{max_threads, CpuKernel};
 pub use base::error::{Error, InternalError, TryteError};
 pub use base::kinds::{Backend, DeviceKind};
-pub use engine::attach::{Attached, Hash, MAX_TIMESTAMP};
 pub use engine::hash_batch::{hash_many, hash_many_trits, hash_many_trytes, verify_many};
 pub use engine::registry::{DeviceReport, DeviceStats, Selection};
 pub use engine::{
-    bench_transaction, tune_variants, BenchResult, BlockPowResult, BuiltFor, Engine, EngineBuilder,
-    LatencyReport, PowOptions, PowReport, PowResult, Spread, TuneReport, TuneTrial, TuneVariant,
-    DEFAULT_TUNE_BUDGET, MAINNET_MWM,
+    BlockPowResult, BuiltFor, Engine, EngineBuilder, PowOptions, PowReport, PowResult,
 };
 pub use search::control::CancelToken;
-pub use search::device::DeviceInfo;
-pub use search::job::Mwm;
-pub use ternary::curl::{hash, transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
+pub use search::search_job::Mwm;
+pub use ternary::curl::hash;
 pub use ternary::transaction::{Field, Transaction, TRANSACTION_TRITS, TRANSACTION_TRYTES};
-pub use ternary::trinary::{trailing_zeros, trits_to_trytes, trytes_to_trits, Trit};
+pub use ternary::trinary::Trit;
 
-/// Low-level trinary helpers.
+/// Timing a device: [`Engine::bench`] and [`bench::bench_transaction`], and what they report.
+pub mod bench {
+    pub use crate::engine::{bench_transaction, BenchResult, LatencyReport, Spread};
+}
+
+/// The Curl-P-81 sponge: [`Curl`](curl::Curl), the scalar reference permutation
+/// [`transform`](curl::transform) and its sizes. [`hash`] hashes whole messages.
+pub mod curl {
+    pub use crate::ternary::curl::{transform, Curl, HASH_LEN, ROUNDS, STATE_LEN};
+}
+
+/// Trinary helpers: trits and trytes, balanced numbers, trailing zeros.
 pub mod trits {
     pub use crate::ternary::trinary::{
-        check_trits, is_trytes, read_balanced, tryte_char, tryte_value, tryte_value_to_trits,
-        write_balanced, TRYTE_ALPHABET,
+        check_trits, is_trytes, read_balanced, trailing_zeros, trits_to_trytes, tryte_char,
+        tryte_value, tryte_value_to_trits, trytes_to_trits, write_balanced, TRYTE_ALPHABET,
+    };
+}
+
+/// Tuning GPU kernel variants: [`Engine::tune_device`] and what it reports.
+pub mod tune {
+    pub use crate::engine::{
+        tune_variants, TuneReport, TuneTrial, TuneVariant, DEFAULT_TUNE_BUDGET,
     };
 }
 
 /// The crate's internals, public only for its own binary, tests and benchmarks: **not a stable
-/// API**; anything here may change in any release.
+/// API**; anything here may change in any release. Each item is listed by name: what the binary,
+/// `tests/`, `benches/`, `ffi/` and `testkit/` use, and nothing else.
 #[doc(hidden)]
 pub mod internal {
-    pub use crate::backend::cpu;
-    #[cfg(any(feature = "opencl", feature = "wgpu"))]
-    pub use crate::backend::gpu::tune_cache;
-    #[cfg(feature = "opencl")]
-    pub use crate::backend::opencl;
-    #[cfg(feature = "wgpu")]
-    pub use crate::backend::wgpu;
-    pub use crate::base::lazy_deque;
-    pub use crate::base::line_reader;
-    pub use crate::search::bitslice;
-    pub use crate::search::control::{Counters, StopReason, Worker};
-    pub use crate::ternary::curl::{fast_transform, fast_transform_repeat, PlanesKernel};
-    pub use crate::ternary::xorshift;
+    pub use crate::backend::cpu::KernelHooks;
+    pub use crate::search::control::{Counters, Worker};
+    pub use crate::search::discovery::{DiscoverOptions, Discovery};
 
-    /// A search job and the nonce layout it fills.
+    /// The engine's CPU device (its pool size and kernel).
+    pub fn engine_cpu(engine: &crate::Engine) -> &cpu::CpuDevice {
+        engine.cpu()
+    }
+
+    /// Searches waiting for a free device right now.
+    pub fn queued_searches(engine: &crate::Engine) -> usize {
+        engine.queued_searches()
+    }
+    pub use crate::ternary::curl::{fast_transform, PlanesKernel};
+
+    /// The CPU device on a pool of its own, and the pool's sizing.
+    pub mod cpu {
+        pub use crate::backend::cpu::{cpu_name, default_threads, CpuDevice, PoolConfig};
+    }
+
+    /// The OpenCL backend's discovery and device.
+    #[cfg(feature = "opencl")]
+    pub mod opencl {
+        pub use crate::backend::opencl::{
+            discover, discover_opencl, KernelConfig, OpenClDevice, OpenClDiscovery,
+        };
+    }
+
+    /// The wgpu backend's discovery, device and tuning.
+    #[cfg(feature = "wgpu")]
+    pub mod wgpu {
+        pub use crate::backend::wgpu::{
+            discover, discover_wgpu, Tuning, WgpuDevice, WgpuDiscovery,
+            LOOP_ITERATIONS_PER_TRANSFORM, SOFTWARE_LOOP_CAP,
+        };
+    }
+
+    /// Where the GPU tuning cache is and whether it is read.
+    #[cfg(any(feature = "opencl", feature = "wgpu"))]
+    pub mod tune_cache {
+        pub use crate::backend::gpu::tune_cache::{enabled, path};
+    }
+
+    /// The CLI's bounded line splitting.
+    pub mod line_reader {
+        pub use crate::base::line_reader::{text, Line, LineReader};
+    }
+
+    /// Deterministic pseudo-random trits, trytes and bytes for tests and benchmarks.
+    pub mod xorshift {
+        pub use crate::ternary::xorshift::{bytes, trits, trytes};
+    }
+
+    /// The nonce layout of a block PoW search.
+    pub mod block_layout {
+        pub use crate::search::block::block_job::{nonce_of, COUNTERS, COUNTER_TRITS, LANE_TRITS};
+    }
+
+    /// The nonce layout of a transaction search.
     pub mod search {
-        pub use crate::search::job::*;
-        pub use crate::search::nonce::*;
+        pub use crate::search::nonce::{COUNTER_TRITS, LANE_TRITS, LAST_BLOCK};
     }
 }
 

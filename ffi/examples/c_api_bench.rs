@@ -233,8 +233,8 @@ fn main() -> Result<(), String> {
     println!(
         "library {}; engine: {} CPU threads, kernel {}; load average before: {}",
         lib.display(),
-        engine.cpu().threads(),
-        engine.cpu().kernel().name(),
+        curlpow::internal::engine_cpu(&engine).threads(),
+        curlpow::internal::engine_cpu(&engine).kernel().name(),
         loadavg()
     );
     let txs = match std::env::var_os("C_API_BENCH_TX") {

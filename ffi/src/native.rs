@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use curlpow::{CancelToken, PowOptions, Selection, HASH_LEN, TRANSACTION_TRYTES};
+use curlpow::{curl::HASH_LEN, CancelToken, PowOptions, Selection, TRANSACTION_TRYTES};
 
 use crate::boundary::{
     self, bounded_bytes, check_mwm, copy_to_buffer, guard, guard_status, read_transaction, Failure,

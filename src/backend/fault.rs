@@ -39,13 +39,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::backend::cpu::CpuKernel;
+use crate::backend::cpu::{CpuKernel, KernelHooks};
 use crate::base::env::INJECT_FAULT;
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl, Worker};
 use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, SearchOutcome};
-use crate::search::job::SearchJob;
 use crate::search::nonce::{CounterRange, Hit, MAX_LANES};
+use crate::search::search_job::SearchJob;
 
 /// What a faulty search does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,14 +7,14 @@
 //!
 //! It may import `base`, `ternary` and `search`, never `engine` or `service`.
 
-pub mod cpu;
+pub(crate) mod cpu;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 #[cfg(any(feature = "opencl", feature = "wgpu"))]
 pub(crate) mod gpu;
 #[cfg(feature = "opencl")]
-pub mod opencl;
+pub(crate) mod opencl;
 #[cfg(feature = "broker")]
-pub mod remote;
+pub(crate) mod remote;
 #[cfg(feature = "wgpu")]
-pub mod wgpu;
+pub(crate) mod wgpu;

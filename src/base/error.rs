@@ -206,14 +206,6 @@ pub enum InternalError {
     },
 }
 
-impl Error {
-    /// True for the errors that end a search without a result on purpose
-    /// (cancel or deadline), as opposed to faults.
-    pub fn is_stop(&self) -> bool {
-        matches!(self, Error::Cancelled { .. } | Error::Timeout { .. })
-    }
-}
-
 /// What is wrong with a message or target of the block PoW.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]

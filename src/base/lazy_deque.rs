@@ -9,14 +9,14 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// A source of time, injectable for tests.
-pub trait Clock: Send + Sync {
+pub(crate) trait Clock: Send + Sync {
     /// The current instant.
     fn now(&self) -> Instant;
 }
 
 /// The real clock.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
+pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> Instant {
@@ -25,13 +25,13 @@ impl Clock for SystemClock {
 }
 
 /// The default minimum time between two shrinks.
-pub const SHRINK_INTERVAL: Duration = Duration::from_secs(5);
+pub(crate) const SHRINK_INTERVAL: Duration = Duration::from_secs(5);
 /// Capacity below which shrinking is not worth a reallocation.
 const MIN_WORTH_SHRINKING: usize = 16;
 
 /// A FIFO queue with lazy deallocation. See the module docs.
 #[derive(Debug)]
-pub struct LazyDeque<T, C: Clock = SystemClock> {
+pub(crate) struct LazyDeque<T, C: Clock = SystemClock> {
     items: VecDeque<T>,
     clock: C,
     interval: Duration,
@@ -48,14 +48,14 @@ impl<T> Default for LazyDeque<T> {
 
 impl<T> LazyDeque<T> {
     /// An empty queue on the system clock with the default interval.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with_clock(SystemClock, SHRINK_INTERVAL)
     }
 }
 
 impl<T, C: Clock> LazyDeque<T, C> {
     /// An empty queue on `clock`, shrinking at most once per `interval`.
-    pub fn with_clock(clock: C, interval: Duration) -> Self {
+    pub(crate) fn with_clock(clock: C, interval: Duration) -> Self {
         let now = clock.now();
         LazyDeque {
             items: VecDeque::new(),
@@ -68,60 +68,58 @@ impl<T, C: Clock> LazyDeque<T, C> {
     }
 
     /// Append at the back.
-    pub fn push_back(&mut self, v: T) {
+    pub(crate) fn push_back(&mut self, v: T) {
         self.items.push_back(v);
         self.max_since_shrink = self.max_since_shrink.max(self.items.len());
     }
 
     /// Take from the front; an empty queue may give memory back.
-    pub fn pop_front(&mut self) -> Option<T> {
+    #[cfg(test)]
+    pub(crate) fn pop_front(&mut self) -> Option<T> {
         let v = self.items.pop_front();
         self.maybe_shrink();
         v
     }
 
     /// Remove the element at `i` (FIFO order); an empty queue may give memory back.
-    pub fn remove(&mut self, i: usize) -> Option<T> {
+    pub(crate) fn remove(&mut self, i: usize) -> Option<T> {
         let v = self.items.remove(i);
         self.maybe_shrink();
         v
     }
 
     /// Remove every element for which `keep` is false, keeping order.
-    pub fn retain(&mut self, keep: impl FnMut(&T) -> bool) {
+    pub(crate) fn retain(&mut self, keep: impl FnMut(&T) -> bool) {
         self.items.retain(keep);
         self.maybe_shrink();
     }
 
     /// Elements, front first.
-    pub fn iter(&self) -> impl Iterator<Item = &T> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         self.items.iter()
     }
 
     /// Number of elements.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.items.len()
     }
 
-    /// Whether it is empty.
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
     /// Allocated capacity.
-    pub fn capacity(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
         self.items.capacity()
     }
 
     /// How many times memory was given back.
-    pub fn shrinks(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn shrinks(&self) -> u64 {
         self.shrinks
     }
 
     /// Give memory back if the queue is empty, the interval has passed since the last shrink,
     /// and the capacity is well above the largest size held since then. Called by the removing
     /// operations; cheap when there is nothing to do.
-    pub fn maybe_shrink(&mut self) {
+    pub(crate) fn maybe_shrink(&mut self) {
         if !self.items.is_empty() {
             return;
         }

@@ -5,7 +5,7 @@
 //! reader ([`env`]).
 
 pub mod env;
-pub mod error;
-pub mod kinds;
-pub mod lazy_deque;
-pub mod line_reader;
+pub(crate) mod error;
+pub(crate) mod kinds;
+pub(crate) mod lazy_deque;
+pub(crate) mod line_reader;

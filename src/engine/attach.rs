@@ -23,8 +23,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::base::error::{Error, TryteError};
 use crate::engine::{Engine, PowOptions, PowReport, Request};
-use crate::search::job::{self as search, SearchJob};
 use crate::search::nonce::{LAST_BLOCK, NONCE_OFFSET};
+use crate::search::search_job::{self as search, SearchJob};
 use crate::ternary::curl::{self, HASH_LEN};
 use crate::ternary::transaction::{Field, Transaction};
 use crate::ternary::trinary::{self, Trit};
@@ -38,7 +38,7 @@ pub const HASH_TRYTES: usize = 81;
 /// A transaction hash (trunk, branch, or a result's own): 81 trytes, 243 trits.
 ///
 /// ```
-/// use curlpow::Hash;
+/// use curlpow::attach::Hash;
 /// let h: Hash = "A".repeat(81).parse().unwrap();
 /// assert_eq!(h.to_trytes(), "A".repeat(81));
 /// assert!("A".repeat(80).parse::<Hash>().unwrap_err().to_string().contains("81"));
@@ -200,7 +200,7 @@ impl Engine {
     /// [`Error::Cancelled`], a deadline [`Error::Timeout`], with the nonces of every step.
     ///
     /// ```
-    /// use curlpow::{Engine, Hash, PowOptions, Transaction};
+    /// use curlpow::{Engine, attach::Hash, PowOptions, Transaction};
     ///
     /// let engine = Engine::builder().threads(2).build()?;
     /// let trunk: Hash = "A".repeat(81).parse()?;
@@ -311,7 +311,7 @@ fn hash_from_job(job: &SearchJob, tx: &Transaction) -> Hash {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::job::Mwm;
+    use crate::search::search_job::Mwm;
 
     fn tx(seed: u64) -> Transaction {
         let mut s = seed | 1;

@@ -7,15 +7,15 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::job::Job;
+use super::pow_job::PowJob;
 use super::Engine;
 use crate::base::error::{Error, InternalError};
 use crate::engine::registry::{Lease, Registry, WaitSpec};
 use crate::search::control::SearchControl;
 use crate::search::device::Backend;
-use crate::search::job::{Mwm, SearchJob};
 use crate::search::launch_stats::LaunchStats;
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::{Mwm, SearchJob};
 use crate::ternary::transaction::Transaction;
 
 /// A `curlpow bench` measurement.
@@ -143,7 +143,7 @@ impl Engine {
 
     /// Measure device `i` on `job` over `range` for `duration`: hold it, prepare it (not
     /// measured), search until the deadline, report the rate.
-    pub(super) fn bench_job<J: Job>(
+    pub(super) fn bench_job<J: PowJob>(
         &self,
         i: usize,
         job: &J,

@@ -1,5 +1,5 @@
 //! The block PoW on the engine ([`Engine::block_pow`]): the same lease, run, host check and
-//! retry as a transaction PoW ([`Job`](super::job::Job)), on the devices that run it; and
+//! retry as a transaction PoW ([`PowJob`](super::pow_job::PowJob)), on the devices that run it; and
 //! [`Engine::bench_block`], a device's rate for this search.
 
 use std::time::{Duration, Instant};

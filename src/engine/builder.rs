@@ -10,7 +10,8 @@ use crate::base::env;
 use crate::base::error::Error;
 use crate::engine::host_threads::HostThreads;
 use crate::engine::registry::{self, Policy, Registry, Selection};
-use crate::search::device::{Backend, Device, DiscoverOptions};
+use crate::search::device::{Backend, Device};
+use crate::search::discovery::DiscoverOptions;
 
 /// Builds an [`Engine`].
 #[derive(Clone)]
@@ -144,7 +145,7 @@ impl EngineBuilder {
     }
 
     /// How long the engine's own tuning of one device may take (default
-    /// [`DEFAULT_TUNE_BUDGET`](crate::DEFAULT_TUNE_BUDGET), 10 s; a variant's build may run
+    /// [`DEFAULT_TUNE_BUDGET`](crate::tune::DEFAULT_TUNE_BUDGET), 10 s; a variant's build may run
     /// past it).
     pub fn tune_budget(mut self, d: Duration) -> Self {
         self.tune_budget = Some(d);
@@ -381,14 +382,14 @@ static KEPT: parking_lot::Mutex<KeptDiscoveries> = parking_lot::const_mutex(Vec:
 fn discovered(
     reuse: bool,
     key: DiscoveryKey,
-    discover: impl FnOnce() -> crate::search::device::Discovery,
-) -> crate::search::device::Discovery {
+    discover: impl FnOnce() -> crate::search::discovery::Discovery,
+) -> crate::search::discovery::Discovery {
     if !reuse {
         return discover();
     }
     let mut kept = KEPT.lock();
     if let Some((_, devices, warnings)) = kept.iter().find(|(k, _, _)| *k == key) {
-        return crate::search::device::Discovery {
+        return crate::search::discovery::Discovery {
             devices: devices.clone(),
             warnings: warnings.clone(),
         };

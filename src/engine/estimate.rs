@@ -10,15 +10,15 @@ impl Engine {
     /// measured as it works in this process, seeded by its backend's declared speed. Zero when
     /// the selection allows no device.
     ///
-    /// The expected work of one search at MWM `m` is 3^m nonces, so the expected time is
-    /// `3f64.powi(m) / rate`.
+    /// The expected work of one search is [`Mwm::expected_work`](crate::Mwm::expected_work)
+    /// nonces, so the expected time is `mwm.expected_work() / rate`.
     ///
     /// ```
-    /// use curlpow::{Backend, Engine, Selection};
+    /// use curlpow::{Backend, Engine, Mwm, Selection};
     /// let engine = Engine::builder().threads(2).backends(&[Backend::Cpu]).build().unwrap();
     /// let rate = engine.expected_nonces_per_second(&Selection::default());
     /// assert!(rate > 0.0);
-    /// let mwm14_seconds = 3f64.powi(14) / rate;
+    /// let mwm14_seconds = Mwm::MAINNET.expected_work() / rate;
     /// # let _ = mwm14_seconds;
     /// ```
     pub fn expected_nonces_per_second(&self, sel: &Selection) -> f64 {

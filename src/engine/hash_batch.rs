@@ -22,7 +22,7 @@ use crate::backend::cpu::{CpuDevice, CpuKernel};
 use crate::base::error::{Error, TryteError};
 use crate::engine::Engine;
 use crate::search::nonce::LAST_BLOCK;
-use crate::ternary::curl::planes::Planes;
+use crate::ternary::curl::planes::StatePlanes;
 use crate::ternary::curl::{self, PlanesKernel, HASH_LEN, STATE_LEN};
 use crate::ternary::transaction::Transaction;
 use crate::ternary::trinary::{self, Trit};
@@ -60,7 +60,7 @@ fn absorb_into(kernel: CpuKernel, msgs: Messages<'_>, out_len: usize, out: &mut 
     let pk = PlanesKernel::detect();
     let mut block = [0; HASH_LEN];
     for (i, o) in (batched..n).zip(out[batched * out_len..].chunks_exact_mut(out_len)) {
-        let mut p = Planes::ZERO;
+        let mut p = StatePlanes::ZERO;
         for b in 0..msgs.trits(i) / HASH_LEN {
             msgs.block(i, b, &mut block);
             p.absorb_block(&block, pk);
@@ -227,7 +227,7 @@ pub fn hash_many_trits(inputs: &[&[Trit]]) -> Result<Vec<[Trit; HASH_LEN]>, Erro
 /// let a = "A".repeat(81);
 /// let b = "9".repeat(162);
 /// let h = curlpow::hash_many_trytes(&[a.as_bytes(), b.as_bytes()])?;
-/// assert_eq!(h[0].to_vec(), curlpow::hash(&curlpow::trytes_to_trits(&a)?)?);
+/// assert_eq!(h[0].to_vec(), curlpow::hash(&curlpow::trits::trytes_to_trits(&a)?)?);
 /// assert_eq!(h[1], [0; 243]);
 /// assert!(curlpow::hash_many_trytes(&[b"9a".as_slice()]).is_err());
 /// # Ok::<(), curlpow::Error>(())
@@ -247,7 +247,7 @@ pub fn hash_many_trytes(lines: &[&[u8]]) -> Result<Vec<[Trit; HASH_LEN]>, Error>
 /// # Ok::<(), curlpow::Error>(())
 /// ```
 pub fn verify_many(txs: &[Transaction], mwm: usize) -> Result<Vec<bool>, Error> {
-    let mwm = crate::search::job::Mwm::try_from(mwm)?;
+    let mwm = crate::search::search_job::Mwm::try_from(mwm)?;
     Ok(weights_reach(&hash_many(txs), mwm.zeros()))
 }
 
@@ -321,7 +321,7 @@ impl Engine {
     /// # Ok::<(), curlpow::Error>(())
     /// ```
     pub fn verify_many(&self, txs: &[Transaction], mwm: usize) -> Result<Vec<bool>, Error> {
-        let mwm = crate::search::job::Mwm::try_from(mwm)?;
+        let mwm = crate::search::search_job::Mwm::try_from(mwm)?;
         Ok(weights_reach(&self.hash_many(txs), mwm.zeros()))
     }
 }

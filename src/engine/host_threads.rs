@@ -8,18 +8,18 @@ use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 
-type Job = Box<dyn FnOnce() + Send + 'static>;
+type Task = Box<dyn FnOnce() + Send + 'static>;
 
 /// A fixed set of threads running submitted jobs in FIFO order.
 pub(crate) struct HostThreads {
-    tx: Option<mpsc::Sender<Job>>,
+    tx: Option<mpsc::Sender<Task>>,
     threads: Vec<JoinHandle<()>>,
 }
 
 impl HostThreads {
     /// `n` threads named `name-i`.
     pub(crate) fn new(n: usize, name: &str) -> std::io::Result<Self> {
-        let (tx, rx) = mpsc::channel::<Job>();
+        let (tx, rx) = mpsc::channel::<Task>();
         let rx = Arc::new(Mutex::new(rx));
         let threads = (0..n.max(1))
             .map(|i| {

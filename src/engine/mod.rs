@@ -22,8 +22,8 @@ mod builder;
 mod estimate;
 pub(crate) mod hash_batch;
 pub(crate) mod host_threads;
-mod job;
 mod options;
+mod pow_job;
 pub(crate) mod registry;
 mod request;
 mod small;
@@ -32,20 +32,20 @@ mod tune;
 pub use bench::{bench_transaction, BenchResult, LatencyReport, Spread};
 pub use block::BlockPowResult;
 pub use builder::{BuiltFor, EngineBuilder};
-pub use options::{PowOptions, MAINNET_MWM};
+pub use options::PowOptions;
 pub use tune::{tune_variants, TuneReport, TuneTrial, TuneVariant, DEFAULT_TUNE_BUDGET};
 pub(crate) use tune::{wrap as wrap_tunable, AutoTune};
 
 use crate::backend::cpu::CpuDevice;
 use crate::base::error::{Error, InternalError};
 use crate::engine::host_threads::HostThreads;
-use crate::engine::registry::{expected_work, DeviceReport, Registry, Selection, WaitSpec};
+use crate::engine::registry::{DeviceReport, Registry, Selection, WaitSpec};
 use crate::search::control::{SearchControl, StopReason};
 use crate::search::device::DeviceInfo;
-use crate::search::job::{Mwm, SearchJob};
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::{Mwm, SearchJob};
 use crate::ternary::transaction::Transaction;
-use job::Job;
+use pow_job::PowJob;
 pub(crate) use request::Request;
 
 /// What a PoW call did.
@@ -173,7 +173,7 @@ impl Engine {
     /// The one entry from a request to a search: the pre-checks (cancelled, past the
     /// deadline), then the job, built only when the search will run (a mid-state costs 32
     /// transforms), then lease, run, verify, retry. Gives the job back with its result.
-    pub(crate) fn run_request<J: Job>(
+    pub(crate) fn run_request<J: PowJob>(
         &self,
         req: &Request,
         job: impl FnOnce() -> J,
@@ -186,7 +186,7 @@ impl Engine {
     }
 
     /// Lease, run, verify, retry: the search of a prepared job.
-    fn search<J: Job>(
+    fn search<J: PowJob>(
         &self,
         job: &Arc<J>,
         req: &Request,
@@ -214,7 +214,7 @@ impl Engine {
             let lease = reg
                 .acquire(WaitSpec {
                     allowed: allowed.clone(),
-                    work: expected_work(job.zeros()),
+                    work: job.min_weight().expected_work(),
                     all: opts.latency,
                     deadline,
                     cancel: opts.cancel.as_ref(),
@@ -278,7 +278,7 @@ impl Engine {
 
     /// Run one search on every leased device at once, disjoint counter ranges: the first device
     /// on this thread, the others on their own device threads.
-    fn run_lease<J: Job>(
+    fn run_lease<J: PowJob>(
         &self,
         job: &Arc<J>,
         indices: &[usize],
@@ -322,7 +322,7 @@ impl Engine {
 
     /// One device, one search, host check included. The device's one-time setup (a kernel
     /// compile) happens before the clock starts, so it never counts as search time.
-    fn run_one<J: Job>(
+    fn run_one<J: PowJob>(
         &self,
         i: usize,
         job: &J,
@@ -481,19 +481,13 @@ impl Engine {
             .sum()
     }
 
-    /// Searches this engine finished with a result so far (each counted once).
-    pub fn searches_done(&self) -> u64 {
-        self.device_report().iter().map(|d| d.stats.hits).sum()
-    }
-
-    /// Searches waiting for a free device right now (a test and monitoring hook).
-    #[doc(hidden)]
-    pub fn queued_searches(&self) -> usize {
+    /// Searches waiting for a free device right now (a test hook: `curlpow::internal`).
+    pub(crate) fn queued_searches(&self) -> usize {
         self.inner.registry.waiting()
     }
 
-    /// The CPU device (pool size, kernel).
-    pub fn cpu(&self) -> &CpuDevice {
+    /// The CPU device (pool size, kernel; the tests read it through `curlpow::internal`).
+    pub(crate) fn cpu(&self) -> &CpuDevice {
         &self.inner.cpu
     }
 }

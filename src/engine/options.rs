@@ -5,10 +5,7 @@ use std::time::{Duration, Instant};
 use crate::base::error::Error;
 use crate::engine::registry::Selection;
 use crate::search::control::CancelToken;
-use crate::search::job::Mwm;
-
-/// The mainnet minimum weight magnitude, [`PowOptions::default`]'s MWM ([`Mwm::MAINNET`]).
-pub const MAINNET_MWM: usize = Mwm::MAINNET.zeros();
+use crate::search::search_job::Mwm;
 
 /// Options of one PoW call: built with [`PowOptions::mwm`] and the setters.
 ///
@@ -39,7 +36,7 @@ pub struct PowOptions {
 }
 
 impl Default for PowOptions {
-    /// Mainnet's MWM ([`MAINNET_MWM`]), no time limit, any device.
+    /// Mainnet's MWM ([`Mwm::MAINNET`]), no time limit, any device.
     fn default() -> Self {
         PowOptions::new(Mwm::MAINNET)
     }

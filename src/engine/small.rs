@@ -15,11 +15,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{stop_error, Engine, PowReport, PowResult, Request};
-use crate::backend::cpu::batch::expected_work;
 use crate::base::error::Error;
 use crate::engine::registry::WaitSpec;
 use crate::search::control::SearchControl;
-use crate::search::job::{Mwm, SearchJob};
+use crate::search::search_job::{Mwm, SearchJob};
 use crate::ternary::transaction::Transaction;
 
 /// The most expected nonces per transaction for one-per-worker searches when only the CPU is
@@ -34,14 +33,19 @@ pub(crate) const TINY_WORK: f64 = 729.0;
 /// waiting for the CPU get their turn.
 const JOBS_PER_WORKER: usize = 16;
 
-type Slot = Option<Result<PowResult, Error>>;
+type Outcome = Option<Result<PowResult, Error>>;
 
 impl Engine {
     /// The small-search path of `pow_many` (one request for the batch): an entry per
     /// transaction, `None` where the normal path must run it.
-    pub(super) fn pow_many_small(&self, txs: &[Transaction], mwm: Mwm, req: &Request) -> Vec<Slot> {
+    pub(super) fn pow_many_small(
+        &self,
+        txs: &[Transaction],
+        mwm: Mwm,
+        req: &Request,
+    ) -> Vec<Outcome> {
         let (opts, deadline) = (&req.opts, req.deadline);
-        let mut out: Vec<Slot> = (0..txs.len()).map(|_| None).collect();
+        let mut out: Vec<Outcome> = (0..txs.len()).map(|_| None).collect();
         let reg = &self.inner.registry;
         let cpu = &self.inner.cpu;
         let me = Arc::as_ptr(cpu) as *const ();
@@ -61,7 +65,7 @@ impl Engine {
         if opts.latency || txs.len() < 2 {
             return out;
         }
-        if expected_work(mwm.zeros()) > limit {
+        if mwm.expected_work() > limit {
             return out;
         }
         let started = Instant::now();
@@ -81,7 +85,7 @@ impl Engine {
             let range = first..(first + chunk).min(jobs.len());
             let lease = reg.acquire(WaitSpec {
                 allowed: vec![ci],
-                work: crate::engine::registry::expected_work(mwm.zeros()) * range.len() as f64,
+                work: mwm.expected_work() * range.len() as f64,
                 all: false,
                 deadline,
                 cancel: opts.cancel.as_ref(),

@@ -7,18 +7,19 @@
 //! `l / B` ([`Planes`]). With this encoding the Curl S-box is four logic operations and a lane
 //! holds a zero trit exactly where `!(low ^ high)` has its bit set.
 
+#[cfg(any(test, feature = "wgpu"))]
 use crate::search::nonce::LANE_TRITS;
 use crate::ternary::trinary::Trit;
 
 /// The bit-sliced encoding of one trit: `(low, high)`.
 #[inline]
-pub fn encode(t: Trit) -> (bool, bool) {
+pub(crate) fn encode(t: Trit) -> (bool, bool) {
     (t != 1, t != -1)
 }
 
 /// Decode a `(low, high)` pair; `(0, 0)` is not a trit.
 #[inline]
-pub fn decode(low: bool, high: bool) -> Option<Trit> {
+pub(crate) fn decode(low: bool, high: bool) -> Option<Trit> {
     match (low, high) {
         (true, false) => Some(-1),
         (true, true) => Some(0),
@@ -29,7 +30,7 @@ pub fn decode(low: bool, high: bool) -> Option<Trit> {
 
 /// Every lane of a word of `bits` bits (1..=64) holding trit `t`: `(low word, high word)`.
 #[inline]
-pub fn splat(t: Trit, bits: u32) -> (u64, u64) {
+pub(crate) fn splat(t: Trit, bits: u32) -> (u64, u64) {
     let mask = if bits >= 64 {
         u64::MAX
     } else {
@@ -41,7 +42,7 @@ pub fn splat(t: Trit, bits: u32) -> (u64, u64) {
 
 /// A `(0, 0)` pair: not a trit (a device that computed garbage).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BadTrit {
+pub(crate) struct BadTrit {
     /// The lane.
     pub lane: usize,
     /// The trit position.
@@ -62,7 +63,7 @@ impl std::fmt::Display for BadTrit {
 /// half (`lo[i * words + w]`, `hi[i * words + w]`), lane `l` at bit `l % bits` of word
 /// `l / bits`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Planes {
+pub(crate) struct Planes {
     /// Trits per lane.
     pub len: usize,
     /// Words per trit half.
@@ -77,7 +78,7 @@ pub struct Planes {
 
 impl Planes {
     /// `words × bits` lanes, every trit zero.
-    pub fn zeros(len: usize, words: usize, bits: u32) -> Self {
+    pub(crate) fn zeros(len: usize, words: usize, bits: u32) -> Self {
         let (l, h) = splat(0, bits);
         Planes {
             len,
@@ -89,7 +90,8 @@ impl Planes {
     }
 
     /// Lanes that all hold `trits`.
-    pub fn broadcast(trits: &[Trit], words: usize, bits: u32) -> Self {
+    #[cfg(feature = "wgpu")]
+    pub(crate) fn broadcast(trits: &[Trit], words: usize, bits: u32) -> Self {
         let mut p = Planes::zeros(trits.len(), words, bits);
         for (i, &t) in trits.iter().enumerate() {
             p.fill(i, t);
@@ -99,7 +101,11 @@ impl Planes {
 
     /// Lane `k` = `states[k]`; lanes past `states.len()` hold zero trits. There must be room:
     /// `states.len() <= words * bits`.
-    pub fn from_states<const N: usize>(states: &[[Trit; N]], words: usize, bits: u32) -> Self {
+    pub(crate) fn from_states<const N: usize>(
+        states: &[[Trit; N]],
+        words: usize,
+        bits: u32,
+    ) -> Self {
         assert!(
             states.len() <= words * bits as usize,
             "more states than lanes"
@@ -114,7 +120,7 @@ impl Planes {
     }
 
     /// The first `n` lanes as states; an error names the first lane and trit that is `(0, 0)`.
-    pub fn to_states<const N: usize>(&self, n: usize) -> Result<Vec<[Trit; N]>, BadTrit> {
+    pub(crate) fn to_states<const N: usize>(&self, n: usize) -> Result<Vec<[Trit; N]>, BadTrit> {
         assert_eq!(self.len, N, "planes of another length");
         (0..n)
             .map(|lane| {
@@ -128,7 +134,8 @@ impl Planes {
     }
 
     /// Every lane's trit `i` := `t`.
-    pub fn fill(&mut self, i: usize, t: Trit) {
+    #[cfg(feature = "wgpu")]
+    pub(crate) fn fill(&mut self, i: usize, t: Trit) {
         let (l, h) = splat(t, self.bits);
         let at = i * self.words;
         self.lo[at..at + self.words].fill(l);
@@ -136,7 +143,7 @@ impl Planes {
     }
 
     /// Lane `k`'s trit `i` := `t`.
-    pub fn set(&mut self, i: usize, k: usize, t: Trit) {
+    pub(crate) fn set(&mut self, i: usize, k: usize, t: Trit) {
         let (w, bit) = self.at(i, k);
         let (l, h) = encode(t);
         self.lo[w] = (self.lo[w] & !(1 << bit)) | (u64::from(l) << bit);
@@ -144,14 +151,15 @@ impl Planes {
     }
 
     /// Lane `k`'s trit `i`, `None` for `(0, 0)`.
-    pub fn get(&self, i: usize, k: usize) -> Option<Trit> {
+    pub(crate) fn get(&self, i: usize, k: usize) -> Option<Trit> {
         let (w, bit) = self.at(i, k);
         decode((self.lo[w] >> bit) & 1 == 1, (self.hi[w] >> bit) & 1 == 1)
     }
 
     /// Write every lane's number into the lane trits of a Curl block: lane `l` gets the
     /// balanced ternary of `l - 364` in trits 162..168 ([the nonce layout](crate::device#the-nonce-layout)).
-    pub fn set_lane_numbers(&mut self) {
+    #[cfg(any(test, feature = "wgpu"))]
+    pub(crate) fn set_lane_numbers(&mut self) {
         for k in 0..self.words * self.bits as usize {
             for (j, &t) in crate::search::nonce::lane_trits(k).iter().enumerate() {
                 self.set(LANE_TRITS.start + j, k, t);
@@ -160,7 +168,7 @@ impl Planes {
     }
 
     /// Trit `i`'s words, `(low, high)`.
-    pub fn words_of(&self, i: usize) -> (&[u64], &[u64]) {
+    pub(crate) fn words_of(&self, i: usize) -> (&[u64], &[u64]) {
         let at = i * self.words;
         (&self.lo[at..at + self.words], &self.hi[at..at + self.words])
     }
@@ -171,23 +179,23 @@ impl Planes {
     }
 }
 
-/// The lane-number trits 162..168 for `words` 64-bit words of lanes: `[j] = (low words, high
-/// words)` of lane trit `j`.
-pub fn lane_number_words<const W: usize>() -> [([u64; W], [u64; W]); 6] {
-    let mut p = Planes::zeros(LANE_TRITS.end, W, 64);
-    p.set_lane_numbers();
-    std::array::from_fn(|j| {
-        let (lo, hi) = p.words_of(LANE_TRITS.start + j);
-        (
-            lo.try_into().expect("W words"),
-            hi.try_into().expect("W words"),
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lane-number trits 162..168 for `words` 64-bit words of lanes: `[j] = (low words, high
+    /// words)` of lane trit `j`.
+    fn lane_number_words<const W: usize>() -> [([u64; W], [u64; W]); 6] {
+        let mut p = Planes::zeros(LANE_TRITS.end, W, 64);
+        p.set_lane_numbers();
+        std::array::from_fn(|j| {
+            let (lo, hi) = p.words_of(LANE_TRITS.start + j);
+            (
+                lo.try_into().expect("W words"),
+                hi.try_into().expect("W words"),
+            )
+        })
+    }
 
     #[test]
     fn encoding_round_trips_and_rejects_zero_zero() {

@@ -42,7 +42,7 @@ impl CancelToken {
 
 /// Why a search stopped without a hit of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
+pub(crate) enum StopReason {
     /// Another worker (or device) found a nonce.
     Found,
     /// The cancel token fired.
@@ -96,13 +96,13 @@ impl SearchControl {
 
     /// Mark the search as solved, so every other worker stops at its next check. Returns true for
     /// the first caller only.
-    pub fn set_found(&self) -> bool {
+    pub(crate) fn set_found(&self) -> bool {
         !self.found.swap(true, Ordering::AcqRel)
     }
 
     /// Why the search should stop now, if it should: one relaxed load or two and a clock read.
     #[inline]
-    pub fn stop_reason(&self) -> Option<StopReason> {
+    pub(crate) fn stop_reason(&self) -> Option<StopReason> {
         if self.found.load(Ordering::Relaxed) {
             return Some(StopReason::Found);
         }

@@ -20,17 +20,18 @@
 use serde::Serialize;
 
 use crate::base::error::Error;
-pub use crate::base::kinds::{Backend, DeviceKind};
+pub(crate) use crate::base::kinds::{Backend, DeviceKind};
 pub use crate::search::control::SearchControl;
-pub use crate::search::job::SearchJob;
 pub use crate::search::launch_stats::{LaunchStats, SearchTiming};
 pub use crate::search::nonce::{CounterRange, Found, Hit, NONCE_TRITS};
+pub use crate::search::search_job::SearchJob;
 
 /// A device as listed by `curlpow devices`: the facts the engine reads are typed fields;
 /// `details` is for display only (the engine never reads it).
 ///
 /// ```
-/// use curlpow::{Backend, DeviceInfo, DeviceKind};
+/// use curlpow::device::DeviceInfo;
+/// use curlpow::{Backend, DeviceKind};
 /// let info = DeviceInfo::new("mydev:0", Backend::Cpu, "my accelerator", DeviceKind::Accelerator)
 ///     .with_lanes(64)
 ///     .with_declared_speed(5e7);
@@ -237,22 +238,4 @@ pub trait Device: Send + Sync {
             message: "this device does not run the block PoW".into(),
         })
     }
-}
-
-/// What GPU discovery may return.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DiscoverOptions {
-    /// Also list software and CPU devices of GPU APIs (PoCL, lavapipe/llvmpipe). Off by default:
-    /// on a GPU host they are never picked unless asked for; tests turn this on.
-    pub include_software: bool,
-}
-
-/// What a backend's discovery found: its devices, and what went wrong on the way (a driver that
-/// failed to answer, a device that could not be opened) as readable warnings, never a panic.
-#[derive(Default)]
-pub struct Discovery {
-    /// Usable devices, best first.
-    pub devices: Vec<std::sync::Arc<dyn Device>>,
-    /// Problems met while probing.
-    pub warnings: Vec<String>,
 }

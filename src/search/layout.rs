@@ -1,7 +1,7 @@
 //! The nonce layouts the CPU kernels fill, and what a kernel is given: the state to transform,
 //! the zeros to find, and where the lane and counter trits go.
 //!
-//! - [`Layout::Transaction`]: the legacy PoW ([`crate::search::job`]): the lane as 6 balanced trits
+//! - [`Layout::Transaction`]: the legacy PoW ([`crate::search::search_job`]): the lane as 6 balanced trits
 //!   at block trits 162..168, the counter as 42 balanced trits at 168..210.
 //! - [`Layout::Block`]: the Chrysalis/Stardust PoW ([`crate::search::block`]): the nonce `n << 16 |
 //!   lane` in `b1t6`, the lane's two bytes at 192..204, the counter's six at 204..240.

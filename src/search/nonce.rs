@@ -20,18 +20,18 @@ use crate::ternary::transaction::TRANSACTION_TRITS;
 use crate::ternary::trinary::{self, Trit};
 
 /// Where the nonce starts within the last block.
-pub const NONCE_OFFSET: usize = 162;
+pub(crate) const NONCE_OFFSET: usize = 162;
 /// Lane-number trits within the last block.
 pub const LANE_TRITS: std::ops::Range<usize> = 162..168;
 /// Counter trits within the last block.
 pub const COUNTER_TRITS: std::ops::Range<usize> = 168..210;
 /// The most lanes one transform may carry (3^6).
-pub const MAX_LANES: usize = 729;
+pub(crate) const MAX_LANES: usize = 729;
 /// Offset of the last block in the transaction.
 pub const LAST_BLOCK: usize = TRANSACTION_TRITS - HASH_LEN;
 
 /// The lane-number trits of lane `lane` (< 729).
-pub fn lane_trits(lane: usize) -> [Trit; 6] {
+pub(crate) fn lane_trits(lane: usize) -> [Trit; 6] {
     debug_assert!(lane < MAX_LANES);
     let mut t = [0; 6];
     let ok = trinary::write_balanced(lane as i128 - 364, &mut t);
@@ -40,7 +40,7 @@ pub fn lane_trits(lane: usize) -> [Trit; 6] {
 }
 
 /// The counter trits of counter `n`.
-pub fn counter_trits(n: u64) -> [Trit; 42] {
+pub(crate) fn counter_trits(n: u64) -> [Trit; 42] {
     let mut t = [0; 42];
     let ok = trinary::write_balanced(n as i128, &mut t);
     debug_assert!(ok);
@@ -51,7 +51,7 @@ pub fn counter_trits(n: u64) -> [Trit; 42] {
 pub const NONCE_TRITS: usize = HASH_LEN - NONCE_OFFSET;
 
 /// The 81 nonce trits of lane `lane` at counter `n`.
-pub fn nonce_trits(lane: usize, n: u64) -> [Trit; NONCE_TRITS] {
+pub(crate) fn nonce_trits(lane: usize, n: u64) -> [Trit; NONCE_TRITS] {
     let mut t = [0; NONCE_TRITS];
     t[..6].copy_from_slice(&lane_trits(lane));
     t[6..48].copy_from_slice(&counter_trits(n));
@@ -60,7 +60,8 @@ pub fn nonce_trits(lane: usize, n: u64) -> [Trit; NONCE_TRITS] {
 
 /// The hit whose nonce these trits are, if they follow the layout (a lane, a counter, zeros):
 /// the inverse of [`nonce_trits`].
-pub fn hit_of_nonce(nonce: &[Trit; NONCE_TRITS]) -> Option<Hit> {
+#[cfg(any(test, feature = "broker"))]
+pub(crate) fn hit_of_nonce(nonce: &[Trit; NONCE_TRITS]) -> Option<Hit> {
     if nonce[48..].iter().any(|&t| t != 0) || nonce.iter().any(|t| !(-1..=1).contains(t)) {
         return None;
     }
@@ -110,7 +111,7 @@ impl CounterRange {
 
 /// What a device found: a hit in the crate's nonce layout (every built-in backend), or nonce
 /// trits of its own (a remote worker, which may fill the nonce any way it likes). Either is
-/// checked on the host ([`SearchJob::verify_found`](crate::search::job::SearchJob::verify_found)) before it is used.
+/// checked on the host ([`SearchJob::verify_found`](crate::search::search_job::SearchJob::verify_found)) before it is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Found {
     /// A counter and a lane (see the nonce layout above).

@@ -5,7 +5,7 @@
 //!
 //! It may import only `base`.
 
-pub mod curl;
-pub mod transaction;
-pub mod trinary;
-pub mod xorshift;
+pub(crate) mod curl;
+pub(crate) mod transaction;
+pub(crate) mod trinary;
+pub(crate) mod xorshift;

@@ -76,14 +76,14 @@ const TRYTE_TRITS: [[Trit; 4]; 256] = {
 /// column (1-based, in characters), with its code point when it is invisible or not ASCII.
 ///
 /// ```
-/// let trits = curlpow::trytes_to_trits("9AZ").unwrap();
+/// let trits = curlpow::trits::trytes_to_trits("9AZ").unwrap();
 /// assert_eq!(trits, vec![0, 0, 0, 1, 0, 0, -1, 0, 0]);
-/// let e = curlpow::trytes_to_trits("9A\u{feff}").unwrap_err();
+/// let e = curlpow::trits::trytes_to_trits("9A\u{feff}").unwrap_err();
 /// assert_eq!(
 ///     e.to_string(),
 ///     "column 3: U+FEFF (byte order mark) is not a tryte (expected 9 or A-Z)"
 /// );
-/// assert!(curlpow::trytes_to_trits("9a").is_err());
+/// assert!(curlpow::trits::trytes_to_trits("9a").is_err());
 /// ```
 pub fn trytes_to_trits(trytes: &str) -> Result<Vec<Trit>, Error> {
     let bytes = trytes.as_bytes();
@@ -144,7 +144,7 @@ pub(crate) fn check_trytes(s: &str) -> Result<usize, TryteError> {
 /// Write trits as trytes. The length must be a multiple of 3 and every value a trit.
 ///
 /// ```
-/// assert_eq!(curlpow::trits_to_trytes(&[0, 0, 0, 1, 0, 0, -1, 0, 0]).unwrap(), "9AZ");
+/// assert_eq!(curlpow::trits::trits_to_trytes(&[0, 0, 0, 1, 0, 0, -1, 0, 0]).unwrap(), "9AZ");
 /// ```
 pub fn trits_to_trytes(trits: &[Trit]) -> Result<String, Error> {
     if !trits.len().is_multiple_of(3) {

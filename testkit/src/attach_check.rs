@@ -1,6 +1,6 @@
 //! The attachToTangle rules checked on a result, with the library's scalar reference hash:
 //! shared by the library, server, load and client-compatibility tests.
-use curlpow::{Field, Hash, Transaction, MAX_TIMESTAMP};
+use curlpow::{attach::Hash, attach::MAX_TIMESTAMP, Field, Transaction};
 
 /// A number in balanced ternary.
 pub fn read_number(tx: &Transaction, f: Field) -> i128 {
@@ -79,7 +79,7 @@ pub fn check(
             return Err(format!("{at}: upper bound is not (3^27-1)/2"));
         }
         let hash = out.hash();
-        let w = curlpow::trailing_zeros(&hash);
+        let w = curlpow::trits::trailing_zeros(&hash);
         if w < mwm {
             return Err(format!("{at}: weight {w} < MWM {mwm}"));
         }

@@ -36,20 +36,20 @@ pub fn trytes(data: &[u8]) {
     let Ok(s) = std::str::from_utf8(data) else {
         return;
     };
-    match curlpow::trytes_to_trits(s) {
+    match curlpow::trits::trytes_to_trits(s) {
         Ok(t) => {
             assert_eq!(t.len(), 3 * s.len());
-            assert_eq!(curlpow::trits_to_trytes(&t).unwrap(), s);
+            assert_eq!(curlpow::trits::trits_to_trytes(&t).unwrap(), s);
         }
         Err(Error::Tryte(TryteError::BadChar { column, found })) => {
-            let msg = curlpow::trytes_to_trits(s).unwrap_err().to_string();
+            let msg = curlpow::trits::trytes_to_trits(s).unwrap_err().to_string();
             check_bad_char(s, column, found, &msg);
         }
         Err(e) => panic!("{s:?}: unexpected error {e}"),
     }
     // Any bytes as trits: whole trytes of -1, 0, 1 convert, anything else is named.
     let trits: Vec<i8> = data.iter().map(|&b| b as i8).collect();
-    match curlpow::trits_to_trytes(&trits) {
+    match curlpow::trits::trits_to_trytes(&trits) {
         Ok(t) => assert_eq!(t.len() * 3, trits.len()),
         Err(e) => assert!(!e.to_string().is_empty()),
     }

@@ -117,7 +117,7 @@ pub fn random_tx(seed: u64) -> Transaction {
 /// Check a PoW result by property: weight reached, only the nonce changed.
 pub fn assert_valid_pow(input: &Transaction, output: &Transaction, mwm: usize) {
     // The weight from the scalar reference sponge, independent of every fast path.
-    let w = curlpow::trailing_zeros(&curlpow::hash(output.trits()).unwrap());
+    let w = curlpow::trits::trailing_zeros(&curlpow::hash(output.trits()).unwrap());
     assert!(w >= mwm, "weight {w} < mwm {mwm}");
     let nonce = curlpow::Field::Nonce.trits();
     for i in 0..curlpow::TRANSACTION_TRITS {
@@ -152,11 +152,11 @@ pub fn gpu_available(backend: &str, found: bool) -> bool {
 }
 
 /// `n` pseudo-random 729-trit states (xorshift, deterministic per seed).
-pub fn random_states(n: usize, seed: u64) -> Vec<[i8; curlpow::STATE_LEN]> {
+pub fn random_states(n: usize, seed: u64) -> Vec<[i8; curlpow::curl::STATE_LEN]> {
     let mut trits = random_trits(seed);
     (0..n)
         .map(|_| {
-            let mut st = [0i8; curlpow::STATE_LEN];
+            let mut st = [0i8; curlpow::curl::STATE_LEN];
             for t in st.iter_mut() {
                 *t = trits.next().expect("endless");
             }
@@ -171,12 +171,14 @@ pub fn random_states(n: usize, seed: u64) -> Vec<[i8; curlpow::STATE_LEN]> {
 /// transforms. Panics naming the first vector that differs; returns how many were checked.
 pub fn check_vectors_with(
     label: &str,
-    mut transform: impl FnMut(Vec<[i8; curlpow::STATE_LEN]>) -> Vec<[i8; curlpow::STATE_LEN]>,
+    mut transform: impl FnMut(
+        Vec<[i8; curlpow::curl::STATE_LEN]>,
+    ) -> Vec<[i8; curlpow::curl::STATE_LEN]>,
 ) -> usize {
     let vectors = curl_vectors();
     let inputs: Vec<Vec<i8>> = vectors
         .iter()
-        .map(|(i, _)| curlpow::trytes_to_trits(i).unwrap())
+        .map(|(i, _)| curlpow::trits::trytes_to_trits(i).unwrap())
         .collect();
     let blocks_in: Vec<usize> = inputs.iter().map(|i| i.len() / 243).collect();
     let total: Vec<usize> = vectors
@@ -184,7 +186,7 @@ pub fn check_vectors_with(
         .zip(&blocks_in)
         .map(|((_, o), &b)| b + o.len() / 81 - 1)
         .collect();
-    let mut states = vec![[0i8; curlpow::STATE_LEN]; vectors.len()];
+    let mut states = vec![[0i8; curlpow::curl::STATE_LEN]; vectors.len()];
     let mut outputs: Vec<Vec<i8>> = vec![Vec::new(); vectors.len()];
     for step in 0..total.iter().copied().max().unwrap_or(0) {
         let todo: Vec<usize> = (0..vectors.len()).filter(|&k| step < total[k]).collect();
@@ -208,7 +210,7 @@ pub fn check_vectors_with(
     }
     for ((input, expected), got) in vectors.iter().zip(&outputs) {
         assert_eq!(
-            curlpow::trits_to_trytes(got).unwrap(),
+            curlpow::trits::trits_to_trytes(got).unwrap(),
             *expected,
             "{label}: input {}…",
             &input[..20.min(input.len())]

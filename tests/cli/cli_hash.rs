@@ -52,7 +52,7 @@ fn lines() -> Vec<(String, String)> {
     let mut vectors = vectors.into_iter();
     for s in 0..600u64 {
         let tx = common::random_tx(90_000 + s);
-        let hash = curlpow::trits_to_trytes(&curlpow::hash(tx.trits()).unwrap()).unwrap();
+        let hash = curlpow::trits::trits_to_trytes(&curlpow::hash(tx.trits()).unwrap()).unwrap();
         out.push((tx.to_trytes(), hash));
         if s % 5 == 0 {
             out.extend(vectors.next());
@@ -67,9 +67,9 @@ fn hash_and_verify_match_the_reference_on_every_line() {
     let lines = lines();
     // The reference itself, on a few vector lines (the rest are the vectors' own hashes).
     for (l, h) in lines.iter().step_by(50) {
-        let t = curlpow::trytes_to_trits(l).unwrap();
+        let t = curlpow::trits::trytes_to_trits(l).unwrap();
         assert_eq!(
-            &curlpow::trits_to_trytes(&curlpow::hash(&t).unwrap()).unwrap(),
+            &curlpow::trits::trits_to_trytes(&curlpow::hash(&t).unwrap()).unwrap(),
             h
         );
     }
@@ -102,8 +102,8 @@ fn hash_and_verify_match_the_reference_on_every_line() {
     let text = String::from_utf8(out).unwrap();
     assert_eq!(text.lines().count(), txs.len());
     for (got, (_, h)) in text.lines().zip(&txs) {
-        let trits = curlpow::trytes_to_trits(h).unwrap();
-        assert_eq!(got, curlpow::trailing_zeros(&trits).to_string());
+        let trits = curlpow::trits::trytes_to_trits(h).unwrap();
+        assert_eq!(got, curlpow::trits::trailing_zeros(&trits).to_string());
     }
 }
 

@@ -236,8 +236,8 @@ fn a_piped_input_larger_than_the_memory_copy_reads_like_a_file() {
     // 1.3 MB of 81-tryte lines through a pipe: past the 1 MiB copy kept in memory, so the
     // second pass reads the temporary file.
     let line = "A".repeat(81);
-    let trits = curlpow::trytes_to_trits(&line).unwrap();
-    let hash = curlpow::trits_to_trytes(&curlpow::hash(&trits).unwrap()).unwrap();
+    let trits = curlpow::trits::trytes_to_trits(&line).unwrap();
+    let hash = curlpow::trits::trits_to_trytes(&curlpow::hash(&trits).unwrap()).unwrap();
     let n = 16_000;
     let piped = curlpow()
         .arg("hash")

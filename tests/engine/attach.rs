@@ -8,7 +8,8 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use curlpow::{
-    Backend, CancelToken, Engine, Error, Field, Hash, PowOptions, Transaction, MAX_TIMESTAMP,
+    attach::Hash, attach::MAX_TIMESTAMP, Backend, CancelToken, Engine, Error, Field, PowOptions,
+    Transaction,
 };
 
 fn engine() -> Engine {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use curlpow::block::{self, b1t6, BlockJob};
 use curlpow::device::{CounterRange, Hit, SearchControl};
+use curlpow::internal::KernelHooks;
 use curlpow::internal::{Counters, Worker};
 use curlpow::{Backend, CancelToken, CpuKernel, Engine, Error, PowOptions, Selection};
 
@@ -17,10 +18,11 @@ fn message(seed: u64, len: usize) -> Vec<u8> {
 /// `b1t6` trits written in, one reference transform.
 fn reference_zeros(job: &BlockJob, nonce: u64) -> usize {
     let mut s = *job.state();
-    s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
+    s[curlpow::internal::block_layout::LANE_TRITS.start
+        ..curlpow::internal::block_layout::COUNTER_TRITS.end]
         .copy_from_slice(&b1t6::encode(&nonce.to_le_bytes()));
-    curlpow::transform(&mut s);
-    curlpow::trailing_zeros(&s[..243])
+    curlpow::curl::transform(&mut s);
+    curlpow::trits::trailing_zeros(&s[..243])
 }
 
 /// The first hit of `range` by brute force: the lowest counter with a hitting lane, and its
@@ -29,7 +31,8 @@ fn reference_first_hit(job: &BlockJob, range: CounterRange, lanes: usize) -> Opt
     (range.start..range.start + range.len).find_map(|counter| {
         (0..lanes)
             .find(|&lane| {
-                let nonce = block::nonce_of(Hit { counter, lane }).unwrap();
+                let nonce =
+                    curlpow::internal::block_layout::nonce_of(Hit { counter, lane }).unwrap();
                 reference_zeros(job, nonce) >= job.zeros()
             })
             .map(|lane| Hit { counter, lane })
@@ -72,7 +75,7 @@ fn every_kernel_finds_the_reference_first_hit() {
         // The last counters of the range: the search stops at its end.
         let job = BlockJob::new(&message(9, 300), block::score_of(243, 300)).unwrap();
         let end = CounterRange {
-            start: block::COUNTERS.len - 2,
+            start: curlpow::internal::block_layout::COUNTERS.len - 2,
             len: 2,
         };
         assert_eq!(kernel_first_hit(k, &job, end), None, "{k}");
@@ -196,7 +199,8 @@ fn bad_messages_and_targets_are_errors() {
 #[test]
 fn a_device_without_the_block_pow_is_never_given_one() {
     // The fault-free custom device of `examples/custom_device.rs` kind: runs transactions only.
-    use curlpow::device::{Device, DeviceInfo, DeviceKind, SearchJob, SearchOutcome};
+    use curlpow::device::{Device, DeviceInfo, SearchJob, SearchOutcome};
+    use curlpow::DeviceKind;
     struct TxOnly(DeviceInfo);
     impl Device for TxOnly {
         fn info(&self) -> &DeviceInfo {

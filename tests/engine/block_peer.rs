@@ -60,7 +60,7 @@ fn scores_match_iota_pow_and_iota_crypto() {
     for seed in 0..300u64 {
         let len = 8 + (seed * 7919 % 3000) as usize;
         let m = bytes(seed, len);
-        let z = block::trailing_zeros(&m).unwrap();
+        let z = block::pow_zeros(&m).unwrap();
         assert_eq!(z, peer_zeros(&m), "seed {seed}");
         assert_eq!(block::score(&m), scorer.score(&m), "seed {seed}");
     }
@@ -93,7 +93,7 @@ fn engine_nonces_are_valid_by_the_peer_scorer() {
         assert!(scorer.score(&r.message) >= 4000.0, "seed {seed}");
         assert_eq!(
             peer_zeros(&r.message),
-            block::trailing_zeros(&r.message).unwrap()
+            block::pow_zeros(&r.message).unwrap()
         );
     }
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use curlpow::{
-    trits_to_trytes, trytes_to_trits, CancelToken, Curl, Engine, Error, Field, PowOptions,
-    Transaction,
+    curl::Curl, trits::trits_to_trytes, trits::trytes_to_trits, CancelToken, Engine, Error, Field,
+    PowOptions, Transaction,
 };
 use proptest::prelude::*;
 
@@ -170,7 +170,7 @@ fn many_callers_share_one_pool() {
     let e = Arc::new(engine());
     // Warm up: the pool exists from build(); one search so every lazy thing is made.
     e.pow(&common::random_tx(99), 3).unwrap();
-    let pool_threads = e.cpu().threads();
+    let pool_threads = curlpow::internal::engine_cpu(&e).threads();
     let before = os_threads();
     let callers: Vec<_> = (0..8)
         .map(|c| {
@@ -187,7 +187,7 @@ fn many_callers_share_one_pool() {
         })
         .collect();
     let during: Vec<usize> = callers.into_iter().map(|h| h.join().unwrap()).collect();
-    assert_eq!(e.cpu().threads(), pool_threads);
+    assert_eq!(curlpow::internal::engine_cpu(&e).threads(), pool_threads);
     // Only the 8 caller threads came and went: the pool itself never grew.
     assert!(
         during.iter().all(|&n| n <= before + 8),
@@ -295,6 +295,6 @@ fn pinned_pool_searches() {
     let tx = common::random_tx(77);
     let r = e.pow(&tx, 5).unwrap();
     common::assert_valid_pow(&tx, &r.transaction, 5);
-    assert_eq!(e.cpu().threads(), 2);
+    assert_eq!(curlpow::internal::engine_cpu(&e).threads(), 2);
     assert_eq!(e.devices()[0].details["pinned"], true);
 }

@@ -7,7 +7,8 @@ use crate::common;
 use std::collections::HashSet;
 
 use curlpow::device::{CounterRange, SearchJob};
-use curlpow::{CpuKernel, Engine, Transaction, STATE_LEN};
+use curlpow::internal::KernelHooks;
+use curlpow::{curl::STATE_LEN, CpuKernel, Engine, Transaction};
 
 #[test]
 fn transform_matches_scalar_lane_by_lane() {
@@ -18,7 +19,7 @@ fn transform_matches_scalar_lane_by_lane() {
             let mut want = got.clone();
             k.transform_states(&mut got).unwrap();
             for st in want.iter_mut() {
-                curlpow::transform(st);
+                curlpow::curl::transform(st);
             }
             for (lane, (g, w)) in got.iter().zip(&want).enumerate() {
                 for i in 0..STATE_LEN {
@@ -46,7 +47,7 @@ fn transform_of_special_states() {
         k.transform_states(&mut got).unwrap();
         for (g, s) in got.iter().zip(&states) {
             let mut w = *s;
-            curlpow::transform(&mut w);
+            curlpow::curl::transform(&mut w);
             assert!(g == &w, "{k}: special state differs");
         }
     }
@@ -172,7 +173,7 @@ fn forcing_kernels_by_name() {
     assert!(CpuKernel::detect().is_supported());
     let tx: Transaction = "9".repeat(2673).parse().unwrap();
     for k in common::cpu_kernels() {
-        assert_eq!(engine(k, 1).cpu().kernel(), k);
+        assert_eq!(curlpow::internal::engine_cpu(&engine(k, 1)).kernel(), k);
         engine(k, 1).pow(&tx, 3).unwrap();
     }
 }

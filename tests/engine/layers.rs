@@ -1,7 +1,8 @@
 //! The library's layers, checked from its source: `src/` holds six layer folders, bottom to top
 //! `base`, `ternary`, `search`, `backend`, `engine`, `service`. A file may name (`crate::…`) only
-//! its own layer and the layers below it, and the top-level modules of one layer (`search::device`,
-//! `search::job`, …) import each other without a cycle. Only `lib.rs` re-exports at the root, so
+//! its own layer and the layers below it, and the top-level modules of one layer
+//! (`search::device`, `search::search_job`, …) import each other without a cycle. Only `lib.rs`
+//! re-exports at the root, so
 //! code inside a layer names what it uses by its full path, never through a root re-export.
 
 use std::collections::{BTreeMap, BTreeSet};

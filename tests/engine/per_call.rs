@@ -13,9 +13,11 @@ use curlpow::device::SearchControl;
 use curlpow::device::{CounterRange, Hit, SearchJob};
 use curlpow::device::{Device, DeviceInfo, SearchOutcome};
 use curlpow::internal::cpu::{CpuDevice, PoolConfig};
+use curlpow::internal::KernelHooks;
 use curlpow::internal::PlanesKernel;
 use curlpow::{
-    Backend, CancelToken, CpuKernel, DeviceKind, Engine, Error, PowOptions, Transaction, STATE_LEN,
+    curl::STATE_LEN, Backend, CancelToken, CpuKernel, DeviceKind, Engine, Error, PowOptions,
+    Transaction,
 };
 
 fn planes_kernels() -> Vec<PlanesKernel> {
@@ -46,7 +48,7 @@ fn fast_transform_matches_the_reference() {
     for k in planes_kernels() {
         for st in &states {
             let mut want = *st;
-            curlpow::transform(&mut want);
+            curlpow::curl::transform(&mut want);
             let mut got = *st;
             k.transform(&mut got);
             assert!(got == want, "{k:?} differs from the reference");
@@ -55,7 +57,7 @@ fn fast_transform_matches_the_reference() {
     let mut a = states[0];
     let mut b = states[0];
     curlpow::internal::fast_transform(&mut a);
-    curlpow::transform(&mut b);
+    curlpow::curl::transform(&mut b);
     assert!(a == b);
 }
 
@@ -78,7 +80,7 @@ fn public_vectors_through_hash_many() {
     let vectors = common::curl_vectors();
     let inputs: Vec<Vec<i8>> = vectors
         .iter()
-        .map(|(i, _)| curlpow::trytes_to_trits(i).unwrap())
+        .map(|(i, _)| curlpow::trits::trytes_to_trits(i).unwrap())
         .collect();
     let refs: Vec<&[i8]> = inputs.iter().map(|v| &v[..]).collect();
     let engine = Engine::builder()
@@ -92,7 +94,7 @@ fn public_vectors_through_hash_many() {
     ] {
         for ((input, expected), h) in vectors.iter().zip(&hashes) {
             assert_eq!(
-                curlpow::trits_to_trytes(h).unwrap(),
+                curlpow::trits::trits_to_trytes(h).unwrap(),
                 expected[..81],
                 "input {}…",
                 &input[..input.len().min(20)]
@@ -120,7 +122,7 @@ fn public_vectors_through_hash_many() {
             .build()
             .unwrap();
         for (h, w) in e.hash_many(&txs).iter().zip(&want) {
-            assert_eq!(&curlpow::trits_to_trytes(h).unwrap(), w, "{k}");
+            assert_eq!(&curlpow::trits::trits_to_trytes(h).unwrap(), w, "{k}");
         }
     }
 }
@@ -407,7 +409,9 @@ fn cpu_time_per_call() {
     println!("{:<44} {:>17} {:>15}", "", "per unit", "");
     let state = common::random_states(1, 7)[0];
     let mut s = state;
-    per_unit("transform: reference", 1.0, || curlpow::transform(&mut s));
+    per_unit("transform: reference", 1.0, || {
+        curlpow::curl::transform(&mut s)
+    });
     for k in planes_kernels() {
         per_unit(&format!("transform: planes {k:?}"), 1000.0, || {
             k.transform_repeat(&mut s, 1000)

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use curlpow::device::{CounterRange, Device, SearchControl, SearchJob, SearchOutcome};
 use curlpow::{
-    Backend, CancelToken, DeviceInfo, DeviceKind, Engine, Error, Hash, InternalError, Mwm,
-    PowOptions, Selection,
+    attach::Hash, device::DeviceInfo, Backend, CancelToken, DeviceKind, Engine, Error,
+    InternalError, Mwm, PowOptions, Selection,
 };
 
 use crate::common;

@@ -511,7 +511,7 @@ fn waiters_are_served_first_come_first_served() {
                 )
             });
             let t0 = Instant::now();
-            while e.queued_searches() < mwm {
+            while curlpow::internal::queued_searches(&e) < mwm {
                 assert!(
                     t0.elapsed() < Duration::from_secs(30),
                     "waiter {mwm} never queued"

@@ -20,15 +20,17 @@ mod opencl {
     use std::time::Duration;
 
     use curlpow::block::{b1t6, BlockJob};
-    use curlpow::device::{CounterRange, Device, DiscoverOptions, SearchControl};
+    use curlpow::device::{CounterRange, Device, SearchControl};
+    use curlpow::internal::DiscoverOptions;
 
     /// Trailing zeros of `nonce` by the scalar reference transform.
     fn reference_zeros(job: &BlockJob, nonce: u64) -> usize {
         let mut s = *job.state();
-        s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
+        s[curlpow::internal::block_layout::LANE_TRITS.start
+            ..curlpow::internal::block_layout::COUNTER_TRITS.end]
             .copy_from_slice(&b1t6::encode(&nonce.to_le_bytes()));
-        curlpow::transform(&mut s);
-        curlpow::trailing_zeros(&s[..243])
+        curlpow::curl::transform(&mut s);
+        curlpow::trits::trailing_zeros(&s[..243])
     }
 
     fn opencl() -> Option<std::sync::Arc<curlpow::internal::opencl::OpenClDevice>> {
@@ -63,7 +65,7 @@ mod opencl {
                 hit.lane < dev.lanes() && hit.counter >= range.start,
                 "{hit:?}"
             );
-            let nonce = block::nonce_of(hit).unwrap();
+            let nonce = curlpow::internal::block_layout::nonce_of(hit).unwrap();
             assert!(
                 reference_zeros(&job, nonce) >= zeros,
                 "{zeros} zeros: {hit:?}"
@@ -80,7 +82,7 @@ mod opencl {
         let easy = BlockJob::new(&message(6, 300), 0.0).unwrap();
         let ctl = SearchControl::new(None, None);
         assert!(dev
-            .search_block(&easy, block::COUNTERS, &ctl)
+            .search_block(&easy, curlpow::internal::block_layout::COUNTERS, &ctl)
             .unwrap()
             .hit
             .is_some());
@@ -90,7 +92,9 @@ mod opencl {
             None,
             Some(std::time::Instant::now() + Duration::from_millis(300)),
         );
-        let out = dev.search_block(&job, block::COUNTERS, &ctl).unwrap();
+        let out = dev
+            .search_block(&job, curlpow::internal::block_layout::COUNTERS, &ctl)
+            .unwrap();
         assert_eq!(out.hit, None);
         assert!(out.nonces > 0);
         assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
@@ -159,11 +163,12 @@ fn wgpu_block_nonces_pass_the_scalar_reference() {
         assert_eq!(r.report.device, wgpu[0].id);
         let job = block::BlockJob::new(&msg, target).unwrap();
         let mut s = *job.state();
-        s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
+        s[curlpow::internal::block_layout::LANE_TRITS.start
+            ..curlpow::internal::block_layout::COUNTER_TRITS.end]
             .copy_from_slice(&block::b1t6::encode(&r.nonce.to_le_bytes()));
-        curlpow::transform(&mut s);
+        curlpow::curl::transform(&mut s);
         assert!(
-            curlpow::trailing_zeros(&s[..243]) >= zeros,
+            curlpow::trits::trailing_zeros(&s[..243]) >= zeros,
             "{zeros}: {}",
             r.nonce
         );

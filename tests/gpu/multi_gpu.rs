@@ -24,9 +24,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
 use curlpow::device::{
-    CounterRange, Device, DeviceInfo, DiscoverOptions, NonceOutcome, SearchControl, SearchJob,
-    SearchOutcome,
+    CounterRange, Device, DeviceInfo, NonceOutcome, SearchControl, SearchJob, SearchOutcome,
 };
+use curlpow::internal::DiscoverOptions;
 use curlpow::{DeviceKind, Engine, Error, PowOptions, Transaction};
 use curlpow_testkit::attach_check;
 use curlpow_testkit::server_support::Srv;

@@ -12,11 +12,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use curlpow::device::Device;
 use curlpow::device::SearchControl;
 use curlpow::device::{CounterRange, SearchJob};
-use curlpow::device::{Device, DiscoverOptions};
 use curlpow::internal::opencl::{discover_opencl, KernelConfig, OpenClDevice};
-use curlpow::{Backend, CancelToken, DeviceKind, STATE_LEN};
+use curlpow::internal::DiscoverOptions;
+use curlpow::{curl::STATE_LEN, Backend, CancelToken, DeviceKind};
 
 fn software() -> DiscoverOptions {
     DiscoverOptions {
@@ -96,7 +97,7 @@ fn transform_matches_the_scalar_reference_on_random_states() {
         let got = dev.transform(&states).expect("device transform");
         assert_eq!(got.len(), n);
         for (k, (mut want, got)) in states.into_iter().zip(got).enumerate() {
-            curlpow::transform(&mut want);
+            curlpow::curl::transform(&mut want);
             assert!(
                 want == got,
                 "kernel {}: state {k} differs from the scalar transform",
@@ -587,10 +588,11 @@ fn bench_opencl_hashrate() {
 fn block_reference_zeros(job: &curlpow::block::BlockJob, nonce: u64) -> usize {
     use curlpow::block;
     let mut s = *job.state();
-    s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
+    s[curlpow::internal::block_layout::LANE_TRITS.start
+        ..curlpow::internal::block_layout::COUNTER_TRITS.end]
         .copy_from_slice(&block::b1t6::encode(&nonce.to_le_bytes()));
-    curlpow::transform(&mut s);
-    curlpow::trailing_zeros(&s[..243])
+    curlpow::curl::transform(&mut s);
+    curlpow::trits::trailing_zeros(&s[..243])
 }
 
 #[test]
@@ -618,7 +620,7 @@ fn block_search_is_valid_on_every_search_variant() {
                 hit.lane < dev.lanes() && hit.counter >= range.start,
                 "{name}: {hit:?}"
             );
-            let nonce = block::nonce_of(hit).unwrap();
+            let nonce = curlpow::internal::block_layout::nonce_of(hit).unwrap();
             assert!(
                 block_reference_zeros(&job, nonce) >= zeros,
                 "{name}, {zeros} zeros: {hit:?}"
@@ -645,9 +647,16 @@ fn block_and_transaction_searches_alternate_on_one_device() {
                 .collect();
             let job = BlockJob::new(&msg, block::score_of(4, 64)).unwrap();
             let ctl = SearchControl::new(None, None);
-            let out = dev.search_block(&job, block::COUNTERS, &ctl).unwrap();
+            let out = dev
+                .search_block(&job, curlpow::internal::block_layout::COUNTERS, &ctl)
+                .unwrap();
             let hit = out.hit.expect("a block hit");
-            assert!(block_reference_zeros(&job, block::nonce_of(hit).unwrap()) >= 4);
+            assert!(
+                block_reference_zeros(
+                    &job,
+                    curlpow::internal::block_layout::nonce_of(hit).unwrap()
+                ) >= 4
+            );
             // Nothing found: exactly the range's nonces are counted, over launches of 5
             // transforms per state.
             let hard = BlockJob::new(&msg, block::score_of(243, 64)).unwrap();

@@ -12,11 +12,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use curlpow::device::Device;
 use curlpow::device::SearchControl;
 use curlpow::device::{CounterRange, SearchJob};
-use curlpow::device::{Device, DiscoverOptions};
 use curlpow::internal::wgpu::{discover_wgpu, Tuning, WgpuDevice};
-use curlpow::{Backend, CancelToken, DeviceKind, Transaction, STATE_LEN};
+use curlpow::internal::DiscoverOptions;
+use curlpow::{curl::STATE_LEN, Backend, CancelToken, DeviceKind, Transaction};
 
 /// Lane width and tuning of one kernel variant (`None`: the adapter's defaults).
 pub(crate) type Variant = (bool, Option<Tuning>);
@@ -150,7 +151,7 @@ fn transform_matches_scalar_on_random_states() {
         let got = dev.transform(&states).expect("device transform");
         assert_eq!(got.len(), states.len());
         for (k, (mut s, g)) in states.into_iter().zip(got).enumerate() {
-            curlpow::transform(&mut s);
+            curlpow::curl::transform(&mut s);
             assert!(
                 s == g,
                 "variant {v:?}: state {k} differs from the scalar transform"
@@ -284,7 +285,7 @@ fn software_loop_cap_clamp_is_correct() {
     let states = common::random_states(dev.lanes() + 1, 77);
     let got = dev.transform(&states).unwrap();
     for (mut s, g) in states.into_iter().zip(got) {
-        curlpow::transform(&mut s);
+        curlpow::curl::transform(&mut s);
         assert!(s == g);
     }
 }

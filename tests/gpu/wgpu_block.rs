@@ -19,10 +19,11 @@ fn message(seed: u64, len: usize) -> Vec<u8> {
 /// Trailing zeros of `nonce` by the scalar reference transform.
 fn reference_zeros(job: &BlockJob, nonce: u64) -> usize {
     let mut s = *job.state();
-    s[block::LANE_TRITS.start..block::COUNTER_TRITS.end]
+    s[curlpow::internal::block_layout::LANE_TRITS.start
+        ..curlpow::internal::block_layout::COUNTER_TRITS.end]
         .copy_from_slice(&b1t6::encode(&nonce.to_le_bytes()));
-    curlpow::transform(&mut s);
-    curlpow::trailing_zeros(&s[..243])
+    curlpow::curl::transform(&mut s);
+    curlpow::trits::trailing_zeros(&s[..243])
 }
 
 #[test]
@@ -49,7 +50,7 @@ fn block_hits_pass_the_scalar_reference_on_every_kernel() {
                 hit.lane < dev.lanes() && hit.counter >= range.start,
                 "{v:?}: {hit:?}"
             );
-            let nonce = block::nonce_of(hit).unwrap();
+            let nonce = curlpow::internal::block_layout::nonce_of(hit).unwrap();
             assert!(
                 reference_zeros(&job, nonce) >= zeros,
                 "{v:?}, {zeros} zeros: {hit:?}"
@@ -86,7 +87,9 @@ fn block_searches_stop_at_the_deadline_on_every_kernel() {
         let Some(dev) = device(v) else { return };
         let job = BlockJob::new(&message(81, 300), block::score_of(243, 300)).unwrap();
         let ctl = SearchControl::new(None, Some(Instant::now() + Duration::from_millis(300)));
-        let out = dev.search_block(&job, block::COUNTERS, &ctl).unwrap();
+        let out = dev
+            .search_block(&job, curlpow::internal::block_layout::COUNTERS, &ctl)
+            .unwrap();
         assert_eq!(out.hit, None);
         assert!(out.nonces > 0, "{v:?}");
     }
@@ -104,7 +107,9 @@ fn simultaneous_block_hits_record_one_consistent_hit() {
             let msg = message(90 + i, 200);
             let job = BlockJob::new(&msg, block::score_of(i as usize % 2, 200)).unwrap();
             let ctl = SearchControl::new(None, None);
-            let out = dev.search_block(&job, block::COUNTERS, &ctl).unwrap();
+            let out = dev
+                .search_block(&job, curlpow::internal::block_layout::COUNTERS, &ctl)
+                .unwrap();
             let hit = out.hit.expect("a hit");
             assert!(job.verify(hit).is_some(), "{v:?}: {hit:?}");
         }

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use curlpow::{Hash, Transaction};
+use curlpow::{attach::Hash, Transaction};
 use serde_json::{json, Value};
 
 /// Whether PoCL and lavapipe are there to be loaded (each a `SKIPPED:` line, or a failure

@@ -8,7 +8,7 @@ use crate::server_support;
 
 use std::time::{Duration, Instant};
 
-use curlpow::{Hash, Transaction};
+use curlpow::{attach::Hash, Transaction};
 use serde_json::{json, Value};
 use server_support::{basic, raw_post, wait_until, Srv};
 

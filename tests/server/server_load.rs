@@ -15,7 +15,7 @@ use curlpow::device::{
 };
 use curlpow::internal::cpu::{CpuDevice, PoolConfig};
 use curlpow::server::{Config, Server};
-use curlpow::{Backend, CpuKernel, DeviceKind, Engine, Error, Hash, Transaction};
+use curlpow::{attach::Hash, Backend, CpuKernel, DeviceKind, Engine, Error, Transaction};
 use serde_json::{json, Value};
 
 const CLIENTS: usize = 32;

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::CpuDevice;
 use crate::search::control::{SearchControl, Worker};
-use crate::search::job::{SearchJob, NONCE_LIMB};
 use crate::search::nonce::{lane_trits, nonce_trits, CounterRange, Hit};
+use crate::search::search_job::{Mwm, SearchJob, NONCE_LIMB};
 use crate::ternary::curl::planes::LIMB;
 use crate::ternary::curl::PlanesKernel;
 use crate::ternary::transaction::Transaction;
@@ -37,15 +37,10 @@ pub(crate) struct JobRun {
 /// `docs/benchmarks.md` ("Per-call latency").
 pub(crate) const SPLIT_MIN_TRANSFORMS: f64 = 8.0;
 
-/// Expected nonces of a search at `mwm`: 3^mwm (saturating).
-pub(crate) fn expected_work(mwm: usize) -> f64 {
-    3f64.powi(mwm.min(200) as i32)
-}
-
 impl CpuDevice {
     /// Whether a search at `mwm` is too small to split across the pool.
-    pub(crate) fn is_small(&self, mwm: usize) -> bool {
-        expected_work(mwm) < SPLIT_MIN_TRANSFORMS * self.kernel.lanes() as f64
+    pub(crate) fn is_small(&self, mwm: Mwm) -> bool {
+        mwm.expected_work() < SPLIT_MIN_TRANSFORMS * self.kernel.lanes() as f64
     }
 
     /// Workers a search may use under `ctl`'s cap.
@@ -73,7 +68,9 @@ impl CpuDevice {
     /// the next counter if none hits.
     fn search_one(&self, job: &SearchJob, range: CounterRange, w: &mut Worker<'_>) -> Option<Hit> {
         let single = PlanesKernel::detect().transform_ns() as f64;
-        if range.len > 0 && expected_work(job.mwm()) * single < self.kernel.transform_ns() as f64 {
+        if range.len > 0
+            && job.min_weight().expected_work() * single < self.kernel.transform_ns() as f64
+        {
             if let Some(hit) = self.scan_lanes(job, range.start, w) {
                 return Some(hit);
             }

@@ -337,7 +337,7 @@ mod tests {
     fn counter_steps_keep_the_first_pass_current<S: Simd>(s: S) {
         use crate::ternary::transaction::{Transaction, TRANSACTION_TRITS};
         let tx = Transaction::from_trits(&random_trits(17, TRANSACTION_TRITS)).unwrap();
-        let job = crate::search::job::SearchJob::new(&tx, 14).unwrap();
+        let job = crate::search::search_job::SearchJob::new(&tx, 14).unwrap();
         let job = job.kernel_job();
         // Start below a long carry: 3^13 - 1 rolls over 13 trits (past CONE_LIMIT).
         let start = (3u64.pow(13) - 1) / 2 - 3;

@@ -17,7 +17,7 @@ pub(crate) enum Messages<'a> {
 
 impl<'a> Messages<'a> {
     /// How many messages.
-    pub fn len(self) -> usize {
+    pub(crate) fn len(self) -> usize {
         match self {
             Messages::Trits(m) => m.len(),
             Messages::Trytes(m) => m.len(),
@@ -25,7 +25,7 @@ impl<'a> Messages<'a> {
     }
 
     /// Trits in message `i`.
-    pub fn trits(self, i: usize) -> usize {
+    pub(crate) fn trits(self, i: usize) -> usize {
         match self {
             Messages::Trits(m) => m[i].len(),
             Messages::Trytes(m) => 3 * m[i].len(),
@@ -33,7 +33,7 @@ impl<'a> Messages<'a> {
     }
 
     /// Messages `range`.
-    pub fn slice(self, range: std::ops::Range<usize>) -> Messages<'a> {
+    pub(crate) fn slice(self, range: std::ops::Range<usize>) -> Messages<'a> {
         match self {
             Messages::Trits(m) => Messages::Trits(&m[range]),
             Messages::Trytes(m) => Messages::Trytes(&m[range]),
@@ -41,7 +41,7 @@ impl<'a> Messages<'a> {
     }
 
     /// `f` on the messages at `indices`, in that order.
-    pub fn picked<R>(self, indices: &[usize], f: impl FnOnce(Messages<'_>) -> R) -> R {
+    pub(crate) fn picked<R>(self, indices: &[usize], f: impl FnOnce(Messages<'_>) -> R) -> R {
         match self {
             Messages::Trits(m) => f(Messages::Trits(
                 &indices.iter().map(|&i| m[i]).collect::<Vec<_>>(),
@@ -54,7 +54,7 @@ impl<'a> Messages<'a> {
 
     /// Trits loaded into lane words at a time: 33 blocks of trit rows (their transposes are
     /// 64 trits wide), one block of trytes (decoded where it is used, in the first-level cache).
-    pub fn window(self) -> usize {
+    pub(crate) fn window(self) -> usize {
         match self {
             Messages::Trits(_) => WINDOW,
             Messages::Trytes(_) => HASH_LEN,
@@ -64,7 +64,7 @@ impl<'a> Messages<'a> {
     /// Lane words of trits `start..start + lo.len()` of every message (`start` and the length
     /// whole blocks for trytes): `lo[x][w]` bit `k` is the low half of trit `start + x` of
     /// message `64·w + k`; lanes without a message hold zero trits.
-    pub fn load<A: AsMut<[u64]>>(self, start: usize, lo: &mut [A], hi: &mut [A]) {
+    pub(crate) fn load<A: AsMut<[u64]>>(self, start: usize, lo: &mut [A], hi: &mut [A]) {
         match self {
             Messages::Trits(m) => rows_to_words(m, start, lo, hi),
             Messages::Trytes(m) => {
@@ -81,7 +81,7 @@ impl<'a> Messages<'a> {
     }
 
     /// Trits `243·block ..` (one block) of message `i`.
-    pub fn block(self, i: usize, block: usize, out: &mut [i8; HASH_LEN]) {
+    pub(crate) fn block(self, i: usize, block: usize, out: &mut [i8; HASH_LEN]) {
         match self {
             Messages::Trits(m) => out.copy_from_slice(&m[i][HASH_LEN * block..][..HASH_LEN]),
             Messages::Trytes(m) => {

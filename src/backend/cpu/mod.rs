@@ -25,8 +25,9 @@ mod tryte_words;
 #[cfg(target_arch = "x86_64")]
 mod wavefront;
 
-pub use platform::CpuKernel;
-pub use pool::{check_threads, default_threads, max_threads, PoolConfig};
+pub use platform::{CpuKernel, KernelHooks};
+pub(crate) use pool::check_threads;
+pub use pool::{default_threads, max_threads, PoolConfig};
 
 use std::sync::atomic::AtomicBool;
 
@@ -35,9 +36,9 @@ use parking_lot::Mutex;
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl, Worker};
 use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, SearchOutcome};
-use crate::search::job::SearchJob;
 use crate::search::layout::KernelJob;
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::SearchJob;
 
 /// The CPU as one device: the engine's thread pool running one search at a time.
 pub struct CpuDevice {
@@ -139,7 +140,7 @@ impl Device for CpuDevice {
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
         let _guard = self.busy.lock();
-        if self.is_small(job.mwm()) {
+        if self.is_small(job.min_weight()) {
             // Too little work to split: the calling thread runs it whole (no pool wake-up).
             let (hit, nonces) = self.search_here(job, range, ctl);
             return Ok(SearchOutcome { hit, nonces });
@@ -159,7 +160,7 @@ impl Device for CpuDevice {
     ) -> Result<SearchOutcome, Error> {
         let _guard = self.busy.lock();
         let kjob = crate::search::layout::block_kernel_job(job);
-        if self.is_small(job.zeros()) {
+        if self.is_small(crate::search::search_job::Mwm::saturating(job.zeros())) {
             // Slot 0 is free: no pool worker searches while this thread holds the lock.
             let mut w = Worker::new(ctl, &self.counters, 0);
             let hit = self.kernel.search(&kjob, range, &mut w);

@@ -12,9 +12,9 @@ use super::messages::Messages;
 use super::{avx2::Avx2, avx512::Avx512, hooks, kernel};
 use crate::base::error::Error;
 use crate::search::control::Worker;
-use crate::search::job::SearchJob;
 use crate::search::layout::KernelJob;
 use crate::search::nonce::{CounterRange, Hit};
+use crate::search::search_job::SearchJob;
 
 /// A CPU search kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -78,7 +78,7 @@ impl CpuKernel {
     /// Nonces per second one thread reaches, roughly: the registry's estimate before the CPU
     /// has worked, replaced by the measured rate as it works. Set near the per-thread rates in
     /// `docs/benchmarks.md` ("CPU search"); only their order of magnitude matters.
-    pub fn estimated_rate_per_thread(self) -> f64 {
+    pub(crate) fn estimated_rate_per_thread(self) -> f64 {
         match self {
             CpuKernel::Portable => 8e5,
             CpuKernel::Avx2 => 8e6,
@@ -157,98 +157,6 @@ impl CpuKernel {
         }
     }
 
-    /// Bench hook: run the kernel on one worker's range with the caller's [`Worker`] (for
-    /// experiments with custom threads and counters; the engine uses its pool instead).
-    #[doc(hidden)]
-    pub fn search_range(
-        self,
-        job: &SearchJob,
-        range: CounterRange,
-        w: &mut Worker<'_>,
-    ) -> Result<Option<Hit>, Error> {
-        self.check()?;
-        Ok(self.search(&job.kernel_job(), range, w))
-    }
-
-    /// Test hook: [`search_range`](Self::search_range) for a block PoW search (the nonce
-    /// layout of [`crate::search::block::BlockJob`]); a hit is not checked here.
-    #[doc(hidden)]
-    pub fn search_block_range(
-        self,
-        job: &crate::search::block::BlockJob,
-        range: CounterRange,
-        w: &mut Worker<'_>,
-    ) -> Result<Option<Hit>, Error> {
-        self.check()?;
-        Ok(self.search(&crate::search::layout::block_kernel_job(job), range, w))
-    }
-
-    /// Test hook: run this kernel's 81-round transform on each state in place (lane `k` of a
-    /// batch = `states[k]`), so it can be compared with [`crate::transform`].
-    #[doc(hidden)]
-    pub fn transform_states(
-        self,
-        states: &mut [[i8; crate::ternary::curl::STATE_LEN]],
-    ) -> Result<(), Error> {
-        self.check()?;
-        match self {
-            CpuKernel::Portable => super::portable::transform_states(states),
-            #[cfg(target_arch = "x86_64")]
-            CpuKernel::Avx2 => Avx2::new().map_or(Ok(()), |s| hooks::transform_states(s, states)),
-            #[cfg(target_arch = "x86_64")]
-            CpuKernel::Avx512 => {
-                Avx512::new().map_or(Ok(()), |s| hooks::transform_states(s, states))
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => Ok(()),
-        }
-        .map_err(bad_trit)
-    }
-
-    /// Test hook: the nonce trits (block trits 162..243) this kernel puts into each lane of its
-    /// pre-transform states for the first `transforms` counters of `range`, lane by lane.
-    #[doc(hidden)]
-    pub fn placed_nonces(
-        self,
-        job: &SearchJob,
-        range: CounterRange,
-        transforms: usize,
-    ) -> Result<Vec<[i8; 81]>, Error> {
-        self.check()?;
-        let job = &job.kernel_job();
-        match self {
-            CpuKernel::Portable => super::portable::placed_nonces(job, range, transforms),
-            #[cfg(target_arch = "x86_64")]
-            CpuKernel::Avx2 => Avx2::new().map_or(Ok(Vec::new()), |s| {
-                hooks::placed_nonces(s, job, range, transforms)
-            }),
-            #[cfg(target_arch = "x86_64")]
-            CpuKernel::Avx512 => Avx512::new().map_or(Ok(Vec::new()), |s| {
-                hooks::placed_nonces(s, job, range, transforms)
-            }),
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => Ok(Vec::new()),
-        }
-        .map_err(bad_trit)
-    }
-
-    /// Bench hook: `n` bare transforms of `job`'s template (no counter, zero test or stop
-    /// check), to measure what the search loop adds.
-    #[doc(hidden)]
-    pub fn bare_transforms(self, job: &SearchJob, n: usize) -> Result<u64, Error> {
-        self.check()?;
-        let job = &job.kernel_job();
-        Ok(match self {
-            CpuKernel::Portable => super::portable::bare_transforms(job, n),
-            #[cfg(target_arch = "x86_64")]
-            CpuKernel::Avx2 => Avx2::new().map_or(0, |s| hooks::bare_transforms(s, job, n)),
-            #[cfg(target_arch = "x86_64")]
-            CpuKernel::Avx512 => Avx512::new().map_or(0, |s| hooks::bare_transforms(s, job, n)),
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => 0,
-        })
-    }
-
     /// Batch hashing: absorb every message (equal lengths, at least one whole 243-trit block,
     /// valid digits; trits or trytes) bit-sliced across messages with this kernel's transform,
     /// `lanes()` messages per pass, and write the first `out_len` trits (1..=729) of each final
@@ -296,6 +204,127 @@ fn bad_trit(b: crate::search::bitslice::BadTrit) -> Error {
         backend: crate::search::device::Backend::Cpu,
         device: "cpu".into(),
         message: format!("the kernel computed an invalid trit encoding: {b}"),
+    }
+}
+
+/// The CPU kernels' test and bench hooks, for the crate's own tests and benchmarks
+/// (`curlpow::internal::KernelHooks`): not a stable API.
+pub trait KernelHooks {
+    /// Bench hook: run the kernel on one worker's range with the caller's [`Worker`] (for
+    /// experiments with custom threads and counters; the engine uses its pool instead).
+    fn search_range(
+        self,
+        job: &SearchJob,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Result<Option<Hit>, Error>;
+
+    /// Test hook: [`search_range`](Self::search_range) for a block PoW search (the nonce
+    /// layout of [`crate::search::block::BlockJob`]); a hit is not checked here.
+    fn search_block_range(
+        self,
+        job: &crate::search::block::BlockJob,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Result<Option<Hit>, Error>;
+
+    /// Test hook: run this kernel's 81-round transform on each state in place (lane `k` of a
+    /// batch = `states[k]`), so it can be compared with [`crate::curl::transform`].
+    fn transform_states(
+        self,
+        states: &mut [[i8; crate::ternary::curl::STATE_LEN]],
+    ) -> Result<(), Error>;
+
+    /// Test hook: the nonce trits (block trits 162..243) this kernel puts into each lane of its
+    /// pre-transform states for the first `transforms` counters of `range`, lane by lane.
+    fn placed_nonces(
+        self,
+        job: &SearchJob,
+        range: CounterRange,
+        transforms: usize,
+    ) -> Result<Vec<[i8; 81]>, Error>;
+
+    /// Bench hook: `n` bare transforms of `job`'s template (no counter, zero test or stop
+    /// check), to measure what the search loop adds.
+    fn bare_transforms(self, job: &SearchJob, n: usize) -> Result<u64, Error>;
+}
+
+impl KernelHooks for CpuKernel {
+    fn search_range(
+        self,
+        job: &SearchJob,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Result<Option<Hit>, Error> {
+        self.check()?;
+        Ok(self.search(&job.kernel_job(), range, w))
+    }
+
+    fn search_block_range(
+        self,
+        job: &crate::search::block::BlockJob,
+        range: CounterRange,
+        w: &mut Worker<'_>,
+    ) -> Result<Option<Hit>, Error> {
+        self.check()?;
+        Ok(self.search(&crate::search::layout::block_kernel_job(job), range, w))
+    }
+
+    fn transform_states(
+        self,
+        states: &mut [[i8; crate::ternary::curl::STATE_LEN]],
+    ) -> Result<(), Error> {
+        self.check()?;
+        match self {
+            CpuKernel::Portable => super::portable::transform_states(states),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx2 => Avx2::new().map_or(Ok(()), |s| hooks::transform_states(s, states)),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx512 => {
+                Avx512::new().map_or(Ok(()), |s| hooks::transform_states(s, states))
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => Ok(()),
+        }
+        .map_err(bad_trit)
+    }
+
+    fn placed_nonces(
+        self,
+        job: &SearchJob,
+        range: CounterRange,
+        transforms: usize,
+    ) -> Result<Vec<[i8; 81]>, Error> {
+        self.check()?;
+        let job = &job.kernel_job();
+        match self {
+            CpuKernel::Portable => super::portable::placed_nonces(job, range, transforms),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx2 => Avx2::new().map_or(Ok(Vec::new()), |s| {
+                hooks::placed_nonces(s, job, range, transforms)
+            }),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx512 => Avx512::new().map_or(Ok(Vec::new()), |s| {
+                hooks::placed_nonces(s, job, range, transforms)
+            }),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => Ok(Vec::new()),
+        }
+        .map_err(bad_trit)
+    }
+
+    fn bare_transforms(self, job: &SearchJob, n: usize) -> Result<u64, Error> {
+        self.check()?;
+        let job = &job.kernel_job();
+        Ok(match self {
+            CpuKernel::Portable => super::portable::bare_transforms(job, n),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx2 => Avx2::new().map_or(0, |s| hooks::bare_transforms(s, job, n)),
+            #[cfg(target_arch = "x86_64")]
+            CpuKernel::Avx512 => Avx512::new().map_or(0, |s| hooks::bare_transforms(s, job, n)),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => 0,
+        })
     }
 }
 

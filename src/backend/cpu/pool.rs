@@ -26,7 +26,7 @@ fn logical_cpus() -> usize {
 
 /// `n` threads, or the error naming `what` (where the number came from: `threads `,
 /// `CURLPOW_THREADS=`) and the bound.
-pub fn check_threads(what: &str, n: usize) -> Result<usize, Error> {
+pub(crate) fn check_threads(what: &str, n: usize) -> Result<usize, Error> {
     let max = max_threads();
     if n == 0 {
         Err(Error::Config(format!(
@@ -60,7 +60,7 @@ pub fn default_threads() -> Result<usize, Error> {
 }
 
 /// Build the pool.
-pub fn build(cfg: PoolConfig) -> Result<rayon::ThreadPool, Error> {
+pub(crate) fn build(cfg: PoolConfig) -> Result<rayon::ThreadPool, Error> {
     let cores = if cfg.pin {
         core_affinity::get_core_ids().unwrap_or_default()
     } else {

@@ -9,7 +9,7 @@ use crate::search::nonce::{CounterRange, Hit, NONCE_OFFSET};
 use crate::ternary::curl::{HASH_LEN, INDEX, ROUNDS, STATE_LEN};
 
 /// Nonces per transform.
-pub const LANES: usize = 64;
+pub(crate) const LANES: usize = 64;
 
 /// A bit-sliced 64-lane state: `lo[i]`, `hi[i]` hold trit `i` of every lane.
 #[derive(Clone)]
@@ -35,13 +35,13 @@ impl State {
 
     /// Set trit `i` of every lane to `t`.
     #[inline]
-    pub fn set_all(&mut self, i: usize, t: i8) {
+    pub(crate) fn set_all(&mut self, i: usize, t: i8) {
         (self.lo[i], self.hi[i]) = bitslice::splat(t, 64);
     }
 
     /// Write each lane's number into the lane trits (lane `l` of this state is lane `l` of the
     /// nonce layout).
-    pub fn set_lane_numbers(&mut self, layout: Layout) {
+    pub(crate) fn set_lane_numbers(&mut self, layout: Layout) {
         let start = layout.lane_trits().start;
         for (j, (lo, hi)) in layout.lane_words(1).into_iter().enumerate() {
             self.lo[start + j] = lo[0];
@@ -78,7 +78,7 @@ impl State {
 
     /// Lanes whose last `mwm` hash trits are all zero (bit k = lane k).
     #[inline]
-    pub fn zero_mask(&self, mwm: usize) -> u64 {
+    pub(crate) fn zero_mask(&self, mwm: usize) -> u64 {
         let mut m = !0u64;
         for i in HASH_LEN - mwm..HASH_LEN {
             m &= !(self.lo[i] ^ self.hi[i]);

@@ -17,8 +17,8 @@
 use std::time::{Duration, Instant};
 
 use super::decode::decode;
-use super::launcher::{Job, Launcher, IN_FLIGHT, SKIPPED};
-use super::ring::{InFlight, Ring};
+use super::launcher::{GpuJob, Launcher, IN_FLIGHT, SKIPPED};
+use super::ring::{PendingLaunch, Ring};
 use super::sizer::Sizer;
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl};
@@ -38,7 +38,7 @@ fn ms(d: Duration) -> f64 {
 pub(crate) fn search(
     launcher: &mut dyn Launcher,
     info: &DeviceInfo,
-    job: Job<'_>,
+    job: GpuJob<'_>,
     range: CounterRange,
     ctl: &SearchControl,
     counters: &Counters,
@@ -86,7 +86,7 @@ fn launches(
             let t = Instant::now();
             launcher.submit(slot, &launch)?;
             submit_time += t.elapsed();
-            ring.push(InFlight {
+            ring.push(PendingLaunch {
                 slot,
                 launch,
                 full: launch.limit == sizer.counters(),
@@ -144,7 +144,7 @@ mod tests {
     use super::super::sizer::tests::geometry;
     use crate::backend::gpu::launcher::{Launch, LaunchResult, RESULT_WORDS};
     use crate::search::block::BlockJob;
-    use crate::search::job::SearchJob;
+    use crate::search::search_job::SearchJob;
 
     /// A pipelined launcher: launches queue up; `wait` returns them in order. Hits at a given
     /// counter and lane (or a bogus counter); a launch submitted after the hit's launch ends
@@ -180,13 +180,13 @@ mod tests {
     }
 
     impl Launcher for Fake {
-        fn begin(&mut self, job: Job<'_>) -> Result<(), Error> {
+        fn begin(&mut self, job: GpuJob<'_>) -> Result<(), Error> {
             assert_eq!(self.in_flight, 0, "a search began with launches in flight");
             self.flag = false;
             self.block = job.is_block();
             Ok(())
         }
-        fn sizer(&mut self, job: Job<'_>) -> &mut Sizer {
+        fn sizer(&mut self, job: GpuJob<'_>) -> &mut Sizer {
             &mut self.sizers[usize::from(job.is_block())]
         }
         fn submit(&mut self, slot: usize, l: &Launch) -> Result<(), Error> {
@@ -229,7 +229,7 @@ mod tests {
 
     fn run_job(
         fake: &mut Fake,
-        job: Job<'_>,
+        job: GpuJob<'_>,
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<(SearchOutcome, SearchTiming), Error> {
@@ -245,7 +245,7 @@ mod tests {
     fn run(fake: &mut Fake, range: CounterRange) -> Result<(SearchOutcome, SearchTiming), Error> {
         let job = transaction();
         let ctl = SearchControl::new(None, None);
-        run_job(fake, Job::Transaction(&job), range, &ctl)
+        run_job(fake, GpuJob::Transaction(&job), range, &ctl)
     }
 
     #[test]
@@ -317,7 +317,7 @@ mod tests {
         let token = crate::search::control::CancelToken::new();
         token.cancel();
         let ctl = SearchControl::new(Some(token), None);
-        let (out, _) = run_job(&mut f, Job::Transaction(&job), CounterRange::ALL, &ctl).unwrap();
+        let (out, _) = run_job(&mut f, GpuJob::Transaction(&job), CounterRange::ALL, &ctl).unwrap();
         assert_eq!(
             out,
             SearchOutcome {
@@ -347,7 +347,7 @@ mod tests {
             start: 0,
             len: 10_000,
         };
-        let (out, _) = run_job(&mut f, Job::Block(&block), range, &ctl).unwrap();
+        let (out, _) = run_job(&mut f, GpuJob::Block(&block), range, &ctl).unwrap();
         assert!(f.block, "began on the block kernel");
         assert_eq!(out.hit.map(|h| h.counter), Some(5000));
         let launches = |f: &Fake| f.sizers.each_ref().map(|s| s.stats().launches);

@@ -5,7 +5,7 @@
 
 use crate::base::error::Error;
 use crate::search::block::BlockJob;
-use crate::search::job::SearchJob;
+use crate::search::search_job::SearchJob;
 use crate::ternary::curl::STATE_LEN;
 use crate::ternary::trinary::Trit;
 
@@ -45,22 +45,22 @@ pub(crate) struct LaunchResult {
 /// What a GPU search looks for: a transaction's nonce (the backend's search kernel) or a block
 /// PoW nonce (its block kernel, the nonce layout of [`BlockJob`]).
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Job<'a> {
+pub(crate) enum GpuJob<'a> {
     Transaction(&'a SearchJob),
     Block(&'a BlockJob),
 }
 
-impl Job<'_> {
+impl GpuJob<'_> {
     /// Whether this is a block PoW job.
     pub(crate) fn is_block(&self) -> bool {
-        matches!(self, Job::Block(_))
+        matches!(self, GpuJob::Block(_))
     }
 
     /// The trailing zero trits a hit needs: the MWM, or the block target's zeros.
     pub(crate) fn zeros(&self) -> usize {
         match self {
-            Job::Transaction(j) => j.mwm(),
-            Job::Block(j) => j.zeros(),
+            GpuJob::Transaction(j) => j.mwm(),
+            GpuJob::Block(j) => j.zeros(),
         }
     }
 
@@ -68,8 +68,8 @@ impl Job<'_> {
     #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
     pub(crate) fn state(&self) -> &[Trit; STATE_LEN] {
         match self {
-            Job::Transaction(j) => j.state(),
-            Job::Block(j) => j.state(),
+            GpuJob::Transaction(j) => j.state(),
+            GpuJob::Block(j) => j.state(),
         }
     }
 }
@@ -86,11 +86,11 @@ pub(crate) trait Launcher {
     /// follow run the kernel of the job's kind (the search kernel, or the block kernel with the
     /// nonce layout of [`BlockJob`]) until the next `begin`. Waits for anything a failed search
     /// left in flight.
-    fn begin(&mut self, job: Job<'_>) -> Result<(), Error>;
+    fn begin(&mut self, job: GpuJob<'_>) -> Result<(), Error>;
 
     /// The launch-size policy of the kernel that runs `job`, kept by the launcher across
     /// searches (one policy for both jobs where their kernels share a launch shape).
-    fn sizer(&mut self, job: Job<'_>) -> &mut Sizer;
+    fn sizer(&mut self, job: GpuJob<'_>) -> &mut Sizer;
 
     /// Queue a launch on `slot` (not in flight) without waiting for it: clear the slot's result,
     /// run the kernel, start reading the result back.

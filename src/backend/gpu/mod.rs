@@ -18,11 +18,11 @@ pub(crate) mod geometry;
 mod launcher;
 mod ring;
 mod sizer;
-pub mod tune_cache;
+pub(crate) mod tune_cache;
 
 pub(crate) use geometry::Geometry;
 #[allow(unused_imports)]
 pub(crate) use launcher::{
-    Job, Launch, LaunchResult, Launcher, ResultWords, IN_FLIGHT, RESULT_WORDS,
+    GpuJob, Launch, LaunchResult, Launcher, ResultWords, IN_FLIGHT, RESULT_WORDS,
 };
 pub(crate) use sizer::Sizer;

@@ -7,7 +7,7 @@ use super::launcher::{Launch, IN_FLIGHT};
 
 /// A launch in flight.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct InFlight {
+pub(super) struct PendingLaunch {
     /// The result slot it runs on.
     pub slot: usize,
     pub launch: Launch,
@@ -18,7 +18,7 @@ pub(super) struct InFlight {
 
 /// The launches in flight, oldest first, in a fixed ring (nothing allocated per search).
 pub(super) struct Ring {
-    items: [Option<InFlight>; IN_FLIGHT],
+    items: [Option<PendingLaunch>; IN_FLIGHT],
     head: usize,
     len: usize,
 }
@@ -38,14 +38,14 @@ impl Ring {
     }
 
     /// Add the newest launch (on [`next_slot`](Self::next_slot); the ring is not full).
-    pub(super) fn push(&mut self, f: InFlight) {
+    pub(super) fn push(&mut self, f: PendingLaunch) {
         debug_assert!(self.len < IN_FLIGHT);
         self.items[f.slot] = Some(f);
         self.len += 1;
     }
 
     /// Take the oldest launch.
-    pub(super) fn pop(&mut self) -> Option<InFlight> {
+    pub(super) fn pop(&mut self) -> Option<PendingLaunch> {
         if self.len == 0 {
             return None;
         }
@@ -65,8 +65,8 @@ impl Ring {
 mod tests {
     use super::*;
 
-    fn in_flight(slot: usize, base: u64) -> InFlight {
-        InFlight {
+    fn in_flight(slot: usize, base: u64) -> PendingLaunch {
+        PendingLaunch {
             slot,
             launch: Launch {
                 base,

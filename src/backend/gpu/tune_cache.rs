@@ -14,7 +14,7 @@ use crate::base::env;
 
 /// One device's choice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Tuned {
+pub(crate) struct Tuned {
     /// The variant name (`KernelConfig::name`, or a wgpu variant of `Tuning::variants`).
     pub variant: String,
     /// Its measured rate when it was chosen.
@@ -27,7 +27,7 @@ pub struct Tuned {
 
 /// The file's contents.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub struct TuneFile {
+pub(crate) struct TuneFile {
     /// The curlpow version that wrote it; another version's choices are stale.
     pub curlpow: String,
     /// `pow|backend|device name|driver version` → choice (`pow`: `transaction` or `block`).
@@ -37,30 +37,36 @@ pub struct TuneFile {
 impl TuneFile {
     /// The transaction search's choice recorded for the device of `backend` with this name and
     /// driver version.
-    pub fn get(&self, backend: &str, name: &str, driver: &str) -> Option<&Tuned> {
+    pub(crate) fn get(&self, backend: &str, name: &str, driver: &str) -> Option<&Tuned> {
         self.get_pow(TRANSACTION, backend, name, driver)
     }
 
     /// The choice recorded for the search of `pow` (`transaction` or `block`) on the device of
     /// `backend` with this name and driver version.
-    pub fn get_pow(&self, pow: &str, backend: &str, name: &str, driver: &str) -> Option<&Tuned> {
+    pub(crate) fn get_pow(
+        &self,
+        pow: &str,
+        backend: &str,
+        name: &str,
+        driver: &str,
+    ) -> Option<&Tuned> {
         self.devices.get(&key(pow, backend, name, driver))
     }
 }
 
 /// The proof of work of a transaction search, as cache keys and `curlpow tune` name it.
-pub const TRANSACTION: &str = "transaction";
+pub(crate) const TRANSACTION: &str = "transaction";
 /// The proof of work of a block search.
-pub const BLOCK: &str = "block";
+pub(crate) const BLOCK: &str = "block";
 
 /// The key of a device's choice for one proof of work.
-pub fn key(pow: &str, backend: &str, name: &str, driver: &str) -> String {
+pub(crate) fn key(pow: &str, backend: &str, name: &str, driver: &str) -> String {
     format!("{pow}|{backend}|{name}|{driver}")
 }
 
 /// The key of a discovered device's choice for `pow`: the proof of work, its backend, name and
 /// driver version (wgpu: the adapter's `driver_info`; OpenCL: `driver_version`).
-pub fn key_of(pow: &str, info: &crate::search::device::DeviceInfo) -> String {
+pub(crate) fn key_of(pow: &str, info: &crate::search::device::DeviceInfo) -> String {
     let driver = match info.backend {
         crate::search::device::Backend::Wgpu => info.details.get("driver_info"),
         _ => info.details.get("driver_version"),
@@ -89,7 +95,7 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 
 /// The cache of this curlpow version: empty when there is none; `Err` (a warning) when it
 /// exists but cannot be used, the first time in the process (later: empty, silently).
-pub fn load() -> Result<TuneFile, String> {
+pub(crate) fn load() -> Result<TuneFile, String> {
     match read() {
         Err(w) if WARNED.swap(true, Ordering::Relaxed) => {
             let _ = w;
@@ -102,7 +108,7 @@ pub fn load() -> Result<TuneFile, String> {
 /// The cache as a backend's discovery starts from: [`load`]ed when `wanted` (no variant was
 /// given by argument or environment) and [`enabled`], else empty. A cache that cannot be used
 /// is empty, its warning pushed to `warnings`.
-pub fn for_discovery(wanted: bool, warnings: &mut Vec<String>) -> TuneFile {
+pub(crate) fn for_discovery(wanted: bool, warnings: &mut Vec<String>) -> TuneFile {
     if !wanted || !enabled() {
         return TuneFile::default();
     }
@@ -113,13 +119,13 @@ pub fn for_discovery(wanted: bool, warnings: &mut Vec<String>) -> TuneFile {
 }
 
 /// The largest cache read, in bytes (a choice takes about 150; thousands of devices fit).
-pub const MAX_CACHE_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_CACHE_BYTES: u64 = 1 << 20;
 
 /// The text of the file at `path`, read only if it is a regular file of at most `cap` bytes.
 /// The open never blocks (`O_NONBLOCK`: a FIFO opens at once) and the type is checked on the
 /// opened file (`fstat`), so a link to `/dev/zero`, a FIFO or a device is refused before any
 /// read, and a file growing past `cap` is refused after reading `cap + 1` bytes.
-pub fn read_bounded(path: &std::path::Path, cap: u64) -> std::io::Result<String> {
+pub(crate) fn read_bounded(path: &std::path::Path, cap: u64) -> std::io::Result<String> {
     use std::io::{Error, ErrorKind, Read};
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -183,7 +189,7 @@ fn read() -> Result<TuneFile, String> {
 
 /// Record `choice` for the device `key` (keeping the others of this version), written to a
 /// temporary file and renamed into place.
-pub fn store(key: &str, choice: Tuned) -> Result<PathBuf, String> {
+pub(crate) fn store(key: &str, choice: Tuned) -> Result<PathBuf, String> {
     let p = path().ok_or("tune cache: neither XDG_CACHE_HOME nor HOME is set")?;
     let mut file = read().unwrap_or_default();
     file.curlpow = env!("CARGO_PKG_VERSION").into();
@@ -198,7 +204,7 @@ pub fn store(key: &str, choice: Tuned) -> Result<PathBuf, String> {
 }
 
 /// Where a device's variant came from, for `details.kernel_source`.
-pub fn source(env: bool, tuned: bool) -> &'static str {
+pub(crate) fn source(env: bool, tuned: bool) -> &'static str {
     if env {
         "env"
     } else if tuned {

@@ -10,7 +10,8 @@ use super::{OpenClDevice, PROBE_LOCK};
 use crate::backend::gpu::discover::sort_best_first;
 use crate::backend::gpu::{tune_cache, Geometry};
 use crate::base::env;
-use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOptions, Discovery};
+use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind};
+use crate::search::discovery::{DiscoverOptions, Discovery};
 
 /// Discovery's result with the concrete device type (for [`OpenClDevice::transform`] and the
 /// tests); [`discover`] returns the same devices as trait objects.

@@ -58,15 +58,15 @@ use ocl::core::ffi;
 use parking_lot::Mutex;
 
 use crate::backend::gpu::discover::device_error;
-use crate::backend::gpu::{driver, Geometry, Job, Sizer};
+use crate::backend::gpu::{driver, Geometry, GpuJob, Sizer};
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl};
-#[cfg(doc)]
-use crate::search::device::DiscoverOptions;
 use crate::search::device::{Device, DeviceInfo, SearchOutcome};
-use crate::search::job::SearchJob;
+#[cfg(doc)]
+use crate::search::discovery::DiscoverOptions;
 use crate::search::launch_stats::LaunchStats;
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::SearchJob;
 use crate::ternary::curl::STATE_LEN;
 use occupancy::Facts;
 use session::{OpenSpec, Session};
@@ -279,7 +279,7 @@ impl OpenClDevice {
     /// refreshes the launch stats.
     fn run(
         &self,
-        job: Job<'_>,
+        job: GpuJob<'_>,
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
@@ -309,7 +309,7 @@ impl Device for OpenClDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        self.run(Job::Transaction(job), range, ctl)
+        self.run(GpuJob::Transaction(job), range, ctl)
     }
 
     fn supports_block_pow(&self) -> bool {
@@ -322,7 +322,7 @@ impl Device for OpenClDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        self.run(Job::Block(job), range, ctl)
+        self.run(GpuJob::Block(job), range, ctl)
     }
 
     fn nonces_tried(&self) -> u64 {

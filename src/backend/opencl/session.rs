@@ -13,7 +13,7 @@ use ocl::enums::{KernelWorkGroupInfo, KernelWorkGroupInfoResult as Kwg, Profilin
 
 use crate::backend::gpu::discover::device_error;
 use crate::backend::gpu::{
-    Geometry, Job, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT, RESULT_WORDS,
+    Geometry, GpuJob, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT, RESULT_WORDS,
 };
 use crate::base::error::Error;
 use crate::search::device::DeviceInfo;
@@ -25,7 +25,7 @@ use super::occupancy::{self, Facts};
 use super::{KERNEL_SOURCE, PROBE_LOCK};
 
 /// One result slot: its device buffer and the host words a non-blocking read fills.
-struct Slot {
+struct LaunchSlot {
     res: ocl::Buffer<u32>,
     /// Written by the driver between the read's enqueue and its event's completion; boxed so
     /// its address never moves.
@@ -50,7 +50,7 @@ pub(super) struct Session {
     search: ocl::Kernel,
     mid: ocl::Buffer<i8>,
     flag: ocl::Buffer<u32>,
-    slots: Vec<Slot>,
+    slots: Vec<LaunchSlot>,
     local: usize,
     /// The launch sizes, adapted as the device works; kept between searches.
     pub(super) sizer: Sizer,
@@ -159,7 +159,7 @@ impl Session {
         let flag = buffer(1)?;
         let mut slots = Vec::with_capacity(IN_FLIGHT);
         for _ in 0..IN_FLIGHT {
-            slots.push(Slot {
+            slots.push(LaunchSlot {
                 res: buffer(RESULT_WORDS)?,
                 host: Box::new([0; RESULT_WORDS]),
                 kernel_done: None,
@@ -311,7 +311,7 @@ fn checked_group(kernel: KernelConfig, group: usize, kernel_max: usize) -> Resul
 }
 
 impl Launcher for Session {
-    fn begin(&mut self, job: Job<'_>) -> Result<(), Error> {
+    fn begin(&mut self, job: GpuJob<'_>) -> Result<(), Error> {
         self.idle()?;
         self.block_active = false;
         let zeros = job.zeros();
@@ -336,7 +336,7 @@ impl Launcher for Session {
         Ok(())
     }
 
-    fn sizer(&mut self, job: Job<'_>) -> &mut Sizer {
+    fn sizer(&mut self, job: GpuJob<'_>) -> &mut Sizer {
         if job.is_block() {
             &mut self.block_sizer
         } else {

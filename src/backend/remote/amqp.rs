@@ -114,11 +114,6 @@ impl BrokerUrl {
         &self.masked
     }
 
-    /// Whether it is `amqps://`.
-    pub fn is_tls(&self) -> bool {
-        self.uri.scheme == AMQPScheme::AMQPS
-    }
-
     /// The heartbeat asked for, in seconds.
     pub fn heartbeat(&self) -> u16 {
         self.uri.query.heartbeat.unwrap_or(DEFAULT_HEARTBEAT_S)

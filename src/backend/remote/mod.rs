@@ -19,7 +19,7 @@
 //! longer than [`RemoteConfig::connect_wait`], searches fail at once (a fault), so the engine
 //! can fall back to local devices (`serve --broker --local`).
 
-pub mod amqp;
+pub(crate) mod amqp;
 pub mod protocol;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -390,8 +390,9 @@ impl RemoteDevice {
         nonce.copy_from_slice(&tx.trits()[start..]);
         let nonces = match header(HEADER_NONCES) {
             Some(AMQPValue::LongLongInt(n)) => u64::try_from(n).unwrap_or(0),
-            // A worker that does not say (dcurl's): the expected work, 3^MWM.
-            _ => 3f64.powi(job.mwm().min(40) as i32) as u64,
+            // A worker that does not say (dcurl's): the expected work, 3^MWM (saturating at
+            // u64::MAX past MWM 40).
+            _ => job.min_weight().expected_work() as u64,
         };
         Ok((nonce, nonces))
     }

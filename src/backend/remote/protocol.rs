@@ -12,13 +12,11 @@
 //! not trytes (every node rejects it) instead of a transaction without PoW.
 
 use crate::base::error::TryteError;
+use crate::search::search_job::Mwm;
 use crate::ternary::transaction::{Transaction, TRANSACTION_TRYTES};
 
 /// The most MWM digits a request carries (243 has three).
 const MAX_MWM_DIGITS: usize = 3;
-
-/// The highest MWM a hash can have (every one of its 243 trits zero).
-pub const MAX_MWM: usize = 243;
 
 /// The message property `type` of an error reply.
 pub const ERROR_TYPE: &str = "curlpow.error";
@@ -132,7 +130,7 @@ pub fn parse_request(body: &[u8], max_mwm: usize) -> Result<Request, ProtocolErr
     let mwm = digits
         .iter()
         .fold(0usize, |acc, d| acc * 10 + usize::from(d - b'0'));
-    if mwm > MAX_MWM {
+    if mwm > Mwm::MAX.zeros() {
         return Err(ProtocolError::MwmOutOfRange(mwm));
     }
     if mwm > max_mwm {

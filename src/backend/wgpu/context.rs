@@ -15,20 +15,20 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::layout::{self, params_bytes, FLAG_SIZE, PARAMS_SIZE, RESULT_SIZE};
+use super::buffers::{self, params_bytes, FLAG_SIZE, PARAMS_SIZE, RESULT_SIZE};
 use super::source;
 use super::tuning::Tuning;
 use super::workgroup;
 use crate::backend::gpu::discover::device_error;
 use crate::backend::gpu::{
-    Geometry, Job, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT,
+    Geometry, GpuJob, Launch, LaunchResult, Launcher, ResultWords, Sizer, IN_FLIGHT,
 };
 use crate::base::error::Error;
 use crate::search::device::DeviceInfo;
 use crate::ternary::curl::STATE_LEN;
 
 /// One dispatch slot.
-struct Slot {
+struct LaunchSlot {
     params: wgpu::Buffer,
     result: wgpu::Buffer,
     /// MAP_READ copy of `result`.
@@ -51,7 +51,7 @@ pub(super) struct Context {
     scratch: wgpu::Buffer,
     /// The search's found flag, shared by every slot.
     flag: wgpu::Buffer,
-    slots: Vec<Slot>,
+    slots: Vec<LaunchSlot>,
     /// Errors reported by wgpu outside an error scope (validation, out of memory, device lost).
     errors: Arc<Mutex<Vec<String>>>,
     lanes: u32,
@@ -257,7 +257,7 @@ impl Context {
                         entry(4, &flag),
                     ],
                 });
-                Slot {
+                LaunchSlot {
                     params,
                     result,
                     staging,
@@ -405,7 +405,7 @@ impl Context {
             // State k of the chunk is lane k % lanes of invocation k / lanes: with `n` words per
             // trit, that is bit k % lanes of word k / lanes.
             let planes = crate::search::bitslice::Planes::from_states(chunk, n, self.lanes);
-            let bytes = layout::to_bytes(&layout::interleave(&planes), word);
+            let bytes = buffers::to_bytes(&buffers::interleave(&planes), word);
             let slot = &self.slots[0];
             self.queue.write_buffer(&self.scratch, 0, &bytes);
             self.queue
@@ -428,7 +428,7 @@ impl Context {
             enc.copy_buffer_to_buffer(&self.scratch, 0, &readback, 0, bytes.len() as u64);
             let data = self.submit_and_read(enc, &readback)?;
             let got =
-                layout::deinterleave(&layout::from_bytes(&data, word), STATE_LEN, n, self.lanes);
+                buffers::deinterleave(&buffers::from_bytes(&data, word), STATE_LEN, n, self.lanes);
             // Logical trit i sits in slot final_m * i mod 729: undo the permutation.
             let mut natural = crate::search::bitslice::Planes::zeros(STATE_LEN, n, self.lanes);
             for i in 0..STATE_LEN {
@@ -474,14 +474,14 @@ impl Context {
 }
 
 impl Launcher for Context {
-    fn begin(&mut self, job: Job<'_>) -> Result<(), Error> {
+    fn begin(&mut self, job: GpuJob<'_>) -> Result<(), Error> {
         self.idle()?;
         self.block_active = false;
         let mid = match job {
-            Job::Transaction(j) => layout::mid_state_bytes(j, self.lanes),
-            Job::Block(j) => {
+            GpuJob::Transaction(j) => buffers::mid_state_bytes(j, self.lanes),
+            GpuJob::Block(j) => {
                 self.block_pipeline()?;
-                layout::block_mid_state_bytes(j, self.lanes)
+                buffers::block_mid_state_bytes(j, self.lanes)
             }
         };
         let zeros = job.zeros();
@@ -493,7 +493,7 @@ impl Launcher for Context {
         Ok(())
     }
 
-    fn sizer(&mut self, _: Job<'_>) -> &mut Sizer {
+    fn sizer(&mut self, _: GpuJob<'_>) -> &mut Sizer {
         // The block entry point has the search's launch shape: it shares the sizes.
         &mut self.sizer
     }

@@ -9,7 +9,8 @@ use super::WgpuDevice;
 use crate::backend::gpu::discover::sort_best_first;
 use crate::backend::gpu::tune_cache;
 use crate::base::env;
-use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind, DiscoverOptions, Discovery};
+use crate::search::device::{Backend, Device, DeviceInfo, DeviceKind};
+use crate::search::discovery::{DiscoverOptions, Discovery};
 
 /// Find the wgpu adapters and open one device on each, with the default [`Tuning`] for its
 /// kind; `force_32bit` (or `CURLPOW_WGPU_LANES=32`) uses 32-bit lanes everywhere.
@@ -172,7 +173,7 @@ pub(super) fn bytes_per_nonce(tuning: &Tuning) -> (f64, &'static str) {
     if tuning.coop > 0 {
         (super::workgroup::bytes_per_nonce(tuning.coop), "workgroup")
     } else {
-        (super::layout::bytes_per_nonce(tuning.fuse), "storage")
+        (super::buffers::bytes_per_nonce(tuning.fuse), "storage")
     }
 }
 

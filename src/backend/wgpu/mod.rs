@@ -2,7 +2,7 @@
 //!
 //! Files: `discover.rs` (adapters and their typed facts), `tuning.rs` (the kernel's shape and
 //! the clamps that keep it inside an adapter's limits), `context.rs` (the long-lived device
-//! context and the backend's `Launcher`), `layout.rs` (the bytes the
+//! context and the backend's `Launcher`), `buffers.rs` (the bytes the
 //! host and the kernel exchange), `source.rs` (each shader module's WGSL, composed from the
 //! pieces under `kernels/`), `workgroup.rs` (the workgroup-memory kernel's generated prelude);
 //! the search loop itself is the GPU driver shared with OpenCL (`src/backend/gpu/driver.rs`).
@@ -29,13 +29,13 @@
 //! bounds checks and loop counters (for debugging; slower).
 //!
 //! Software adapters (lavapipe/llvmpipe, device type `Cpu`) are listed only with
-//! [`DiscoverOptions::include_software`](crate::search::device::DiscoverOptions); there a shader
+//! [`DiscoverOptions::include_software`](crate::search::discovery::DiscoverOptions); there a shader
 //! invocation may run at most 65,535 loop iterations (more silently computes garbage), so the
 //! transforms per invocation are kept small there (see [`Tuning`]).
 
+mod buffers;
 mod context;
 mod discover;
-mod layout;
 mod source;
 mod tuning;
 mod workgroup;
@@ -44,19 +44,19 @@ mod workgroup;
 pub(crate) use discover::nvidia_h200_for_tests;
 pub use discover::{discover, discover_wgpu, WgpuDiscovery};
 pub(crate) use discover::{discover_for_engine, discover_with};
-pub use tuning::{Tuning, LOOP_ITERATIONS_PER_TRANSFORM, MAX_SCRATCH_BYTES, SOFTWARE_LOOP_CAP};
+pub use tuning::{Tuning, LOOP_ITERATIONS_PER_TRANSFORM, SOFTWARE_LOOP_CAP};
 
 use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use crate::backend::gpu::{driver, Geometry, Job, Sizer};
+use crate::backend::gpu::{driver, Geometry, GpuJob, Sizer};
 use crate::base::error::Error;
 use crate::search::control::{Counters, SearchControl};
 use crate::search::device::{Device, DeviceInfo, SearchOutcome};
-use crate::search::job::SearchJob;
 use crate::search::launch_stats::{LaunchStats, SearchTiming};
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::SearchJob;
 use crate::ternary::curl::STATE_LEN;
 use context::{Context, OpenSpec};
 
@@ -199,7 +199,7 @@ impl WgpuDevice {
             if self.tuning.coop > 0 {
                 1
             } else {
-                layout::final_multiplier(self.tuning.fuse)
+                buffers::final_multiplier(self.tuning.fuse)
             },
         )
     }
@@ -209,7 +209,7 @@ impl WgpuDevice {
     /// A search of either job on the context; a transaction search refreshes the launch stats.
     fn run(
         &self,
-        job: Job<'_>,
+        job: GpuJob<'_>,
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
@@ -233,7 +233,7 @@ impl Device for WgpuDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        self.run(Job::Transaction(job), range, ctl)
+        self.run(GpuJob::Transaction(job), range, ctl)
     }
 
     fn supports_block_pow(&self) -> bool {
@@ -247,7 +247,7 @@ impl Device for WgpuDevice {
         range: CounterRange,
         ctl: &SearchControl,
     ) -> Result<SearchOutcome, Error> {
-        self.run(Job::Block(job), range, ctl)
+        self.run(GpuJob::Block(job), range, ctl)
     }
 
     fn nonces_tried(&self) -> u64 {

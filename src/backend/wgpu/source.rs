@@ -7,7 +7,7 @@
 //! transaction nonce layout and `block_search` on the block one. Both entry points of a module
 //! call the same transform; each piece is written once.
 
-use super::layout;
+use super::buffers;
 use super::workgroup;
 
 const INTERFACE: &str = include_str!("../../../kernels/curl_pow_interface.wgsl");
@@ -45,7 +45,7 @@ fn module(prelude: &str, layout: &str, template: &str) -> String {
 
 /// The storage-buffer kernel's module for 64-bit (`lanes64`) or 32-bit lanes.
 pub(super) fn storage_module(lanes64: bool) -> String {
-    module(layout::prelude(lanes64), STORAGE, STORAGE_ENTRY)
+    module(buffers::prelude(lanes64), STORAGE, STORAGE_ENTRY)
 }
 
 /// The workgroup-memory kernel's module for `coop` invocations per state.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::layout::SLOTS;
+use super::buffers::SLOTS;
 use crate::base::env;
 use crate::ternary::curl::STATE_LEN;
 
@@ -16,7 +16,7 @@ pub const SOFTWARE_LOOP_CAP: u32 = 65_535;
 
 /// The scratch buffer never grows past this (1 GiB: 92 K invocations of 64-bit lanes), whatever
 /// the adapter's limits say.
-pub const MAX_SCRATCH_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_SCRATCH_BYTES: u64 = 1 << 30;
 
 /// Shape of the kernel and its dispatches. The defaults depend on the adapter (software or
 /// GPU); every field can be overridden with `CURLPOW_WGPU_TUNING`: comma-separated
@@ -86,7 +86,7 @@ impl Tuning {
 
     /// This tuning with the overrides of `spec` (the `CURLPOW_WGPU_TUNING` syntax): `Err` names the
     /// pair that does not parse.
-    pub fn with_overrides(mut self, spec: &str) -> Result<Self, String> {
+    pub(crate) fn with_overrides(mut self, spec: &str) -> Result<Self, String> {
         for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let bad = || {
                 format!("{}: {pair:?} is not key=number (keys workgroup, transforms, max_invocations, fuse, target_ms, coop)", env::WGPU_TUNING)

@@ -1,7 +1,7 @@
 //! What `pow` says at start about how long its searches will take: a note when the MWM makes
 //! them long, a warning when they cannot end in a human lifetime on the selected devices.
 
-use curlpow::{Engine, Selection};
+use curlpow::{Engine, Mwm, Selection};
 
 use crate::output::errln;
 
@@ -12,14 +12,12 @@ const YEAR: f64 = 365.25 * 86400.0;
 const NOTE_AFTER_SECONDS: f64 = 10.0;
 
 /// The note or warning for `count` searches at `mwm` on the devices `sel` allows, if one is due.
-pub fn message(engine: &Engine, sel: &Selection, mwm: usize, count: usize) -> Option<String> {
+pub fn message(engine: &Engine, sel: &Selection, mwm: Mwm, count: usize) -> Option<String> {
     let rate = engine.expected_nonces_per_second(sel);
     if rate <= 0.0 {
         return None;
     }
-    // One search at MWM m tries 3^m nonces on average (each hash ends in m zero trits with
-    // probability 3^-m).
-    let nonces = 3f64.powi(mwm as i32);
+    let nonces = mwm.expected_work();
     let per_search = nonces / rate;
     let all = per_search * count as f64;
     let speed = format!("{:.1} M nonces/s", rate / 1e6);
@@ -47,7 +45,7 @@ pub fn message(engine: &Engine, sel: &Selection, mwm: usize, count: usize) -> Op
 }
 
 /// Print [`message`]: warnings always, notes unless `quiet`.
-pub fn announce(engine: &Engine, sel: &Selection, mwm: usize, count: usize, quiet: bool) {
+pub fn announce(engine: &Engine, sel: &Selection, mwm: Mwm, count: usize, quiet: bool) {
     if let Some(m) = message(engine, sel, mwm, count) {
         if !quiet || m.starts_with("warning") {
             errln!("curlpow: {m}");

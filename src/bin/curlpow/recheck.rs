@@ -6,7 +6,7 @@
 use std::hash::{DefaultHasher, Hasher};
 
 use anyhow::{anyhow, Result};
-use curlpow::{Field, Hash, Transaction, TRANSACTION_TRYTES};
+use curlpow::{attach::Hash, Field, Transaction, TRANSACTION_TRYTES};
 
 /// The trytes of a transaction line before its nonce.
 pub const BEFORE_NONCE: usize = TRANSACTION_TRYTES - 27;
@@ -35,7 +35,7 @@ const ATTACH_OWNS: [Field; 7] = [
 fn weights(txs: &[Transaction]) -> Vec<usize> {
     curlpow::hash_many(txs)
         .iter()
-        .map(|h| curlpow::trailing_zeros(h))
+        .map(|h| curlpow::trits::trailing_zeros(h))
         .collect()
 }
 
@@ -118,7 +118,7 @@ pub fn check_attached(
     }
     let hashes = curlpow::hash_many(&txs);
     for (j, tx) in txs.iter().enumerate() {
-        let w = curlpow::trailing_zeros(&hashes[j]);
+        let w = curlpow::trits::trailing_zeros(&hashes[j]);
         if w < mwm {
             return Err(bad(j, format!("has weight {w}, below MWM {mwm}")));
         }

@@ -79,8 +79,8 @@ mod tests {
     use crate::base::error::Error;
     use crate::search::control::SearchControl;
     use crate::search::device::SearchOutcome;
-    use crate::search::job::SearchJob;
     use crate::search::nonce::CounterRange;
+    use crate::search::search_job::SearchJob;
 
     struct Named(DeviceInfo);
     impl Device for Named {

@@ -20,7 +20,6 @@ mod tests;
 
 pub(crate) use dedupe::dedupe;
 pub use selection::Selection;
-pub(crate) use speed::expected_work;
 pub use stats::{DeviceReport, DeviceStats};
 
 use std::sync::atomic::Ordering;
@@ -34,16 +33,16 @@ use crate::base::lazy_deque::LazyDeque;
 use crate::search::control::CancelToken;
 use crate::search::device::{Backend, Device, DeviceInfo};
 use speed::Speed;
-use stats::{InFlight, SlotStats};
+use stats::{InFlightGuard, SlotStats};
 
-pub(crate) struct Slot {
+pub(crate) struct DeviceSlot {
     pub(crate) device: Arc<dyn Device>,
     pub(crate) info: DeviceInfo,
     speed: Speed,
     stats: SlotStats,
 }
 
-impl Slot {
+impl DeviceSlot {
     fn is_cpu_pool(&self) -> bool {
         self.info.backend == Backend::Cpu
     }
@@ -91,7 +90,7 @@ struct State {
 
 /// How leases are handed out.
 #[derive(Debug, Clone, Copy)]
-pub struct Policy {
+pub(crate) struct Policy {
     /// The least a search waits for a busy faster device, when a slower one is free but is
     /// expected to finish later, before it takes the slower one anyway. It only matters when
     /// the estimate is wrong: the search gives up waiting after `max(wait_limit, 3 × the
@@ -117,7 +116,7 @@ impl Default for Policy {
 }
 
 pub(crate) struct Registry {
-    pub(crate) slots: Vec<Slot>,
+    pub(crate) slots: Vec<DeviceSlot>,
     state: Mutex<State>,
     cond: Condvar,
     pub(crate) policy: Policy,
@@ -154,11 +153,11 @@ pub(crate) struct WaitSpec<'a> {
 
 impl Registry {
     pub(crate) fn new(devices: Vec<Arc<dyn Device>>, policy: Policy) -> Self {
-        let slots: Vec<Slot> = devices
+        let slots: Vec<DeviceSlot> = devices
             .into_iter()
             .map(|device| {
                 let info = device.info().clone();
-                Slot {
+                DeviceSlot {
                     speed: Speed::new(&info),
                     device,
                     info,
@@ -438,11 +437,11 @@ impl Registry {
     }
 
     /// Count a search entering and leaving a device (checks that leases never overlap).
-    pub(crate) fn enter(&self, i: usize) -> InFlight<'_> {
+    pub(crate) fn enter(&self, i: usize) -> InFlightGuard<'_> {
         let s = &self.slots[i].stats;
         let now = s.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
         s.max_concurrent.fetch_max(now, Ordering::AcqRel);
-        InFlight(&s.in_flight)
+        InFlightGuard(&s.in_flight)
     }
 
     /// Searches waiting for a device now.

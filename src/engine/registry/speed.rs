@@ -78,11 +78,6 @@ impl Speed {
     }
 }
 
-/// Expected nonces of a search at this MWM: 3^mwm.
-pub(crate) fn expected_work(mwm: usize) -> f64 {
-    3f64.powi(mwm.min(243) as i32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +102,13 @@ mod tests {
         let s = Speed::new(&info);
         let stats = SlotStats::new();
         stats.record(std::time::Duration::from_millis(300), 262_144, true);
-        assert!((s.time(&stats, expected_work(5)) - 0.3).abs() < 1e-9);
+        assert!(
+            (s.time(
+                &stats,
+                crate::search::search_job::Mwm::saturating(5).expected_work()
+            ) - 0.3)
+                .abs()
+                < 1e-9
+        );
     }
 }

@@ -83,9 +83,9 @@ impl SlotStats {
 }
 
 /// Decrements a device's in-flight count on drop.
-pub(crate) struct InFlight<'a>(pub(crate) &'a AtomicUsize);
+pub(crate) struct InFlightGuard<'a>(pub(crate) &'a AtomicUsize);
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlightGuard<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }

@@ -8,7 +8,7 @@ use super::{Policy, Registry, WaitSpec};
 use crate::base::error::Error;
 use crate::search::control::SearchControl;
 use crate::search::device::{Backend, CounterRange, Device, DeviceInfo, DeviceKind, SearchOutcome};
-use crate::search::job::SearchJob;
+use crate::search::search_job::SearchJob;
 
 struct Idle(DeviceInfo);
 

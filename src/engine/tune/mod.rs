@@ -22,8 +22,8 @@ use super::Engine;
 use crate::base::error::Error;
 use crate::engine::host_threads::HostThreads;
 use crate::search::device::{Device, DeviceInfo, NonceOutcome, SearchControl, SearchOutcome};
-use crate::search::job::SearchJob;
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::SearchJob;
 
 /// How long the engine's own tuning of one device may take, by default (builds aside).
 pub const DEFAULT_TUNE_BUDGET: Duration = Duration::from_secs(10);

@@ -27,9 +27,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::search::block::BlockJob;
-use crate::search::device::{Backend, Device, DeviceInfo, DiscoverOptions};
-use crate::search::job::SearchJob;
+use crate::search::device::{Backend, Device, DeviceInfo};
+use crate::search::discovery::DiscoverOptions;
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::SearchJob;
 use crate::ternary::transaction::Transaction;
 
 use crate::backend::gpu::tune_cache;
@@ -46,7 +47,7 @@ pub(crate) const REFINED: usize = 2;
 const MIN_SHARE: Duration = Duration::from_millis(30);
 
 /// Every variant of every compiled GPU backend, transaction search first, then block search.
-pub fn variants() -> Vec<TuneVariant> {
+pub(crate) fn variants() -> Vec<TuneVariant> {
     let mut v = transaction_variants();
     v.extend(block_variants());
     v

@@ -24,16 +24,13 @@
 //! ```
 
 pub mod b1t6;
-mod job;
+pub(crate) mod block_job;
 mod score;
 
 pub use crate::base::error::BlockError;
-pub use b1t6::B1t6Error;
-pub use job::{
-    counter_trits, lane_trits, nonce_of, BlockJob, COUNTERS, COUNTER_TRITS, LANE_BYTES, LANE_TRITS,
-    MAX_LANES,
-};
-pub use score::{pow3, pow_hash, score, score_of, trailing_zeros, zeros_needed};
+pub use block_job::BlockJob;
+pub(crate) use block_job::{counter_trits, lane_trits, COUNTERS, COUNTER_TRITS, LANE_TRITS};
+pub use score::{pow3, pow_hash, pow_zeros, score, score_of, zeros_needed};
 
 /// Bytes of the nonce at the end of a message.
 pub const NONCE_BYTES: usize = 8;

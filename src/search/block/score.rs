@@ -44,7 +44,7 @@ pub(crate) fn pow_state(digest: &[u8; 32], nonce: u64) -> [Trit; STATE_LEN] {
 ///
 /// ```
 /// let h = curlpow::block::pow_hash(&[0u8; 8]).unwrap();
-/// assert_eq!(curlpow::trailing_zeros(&h), 1);
+/// assert_eq!(curlpow::trits::trailing_zeros(&h), 1);
 /// ```
 pub fn pow_hash(message: &[u8]) -> Result<[Trit; HASH_LEN], BlockError> {
     let (head, nonce) = split(message)?;
@@ -56,10 +56,10 @@ pub fn pow_hash(message: &[u8]) -> Result<[Trit; HASH_LEN], BlockError> {
 /// The trailing zero trits of a message's PoW hash.
 ///
 /// ```
-/// assert_eq!(curlpow::block::trailing_zeros(&[203, 124, 2, 0, 0, 0, 0, 0]), Ok(10));
-/// assert!(curlpow::block::trailing_zeros(&[1, 2, 3]).is_err()); // no room for a nonce
+/// assert_eq!(curlpow::block::pow_zeros(&[203, 124, 2, 0, 0, 0, 0, 0]), Ok(10));
+/// assert!(curlpow::block::pow_zeros(&[1, 2, 3]).is_err()); // no room for a nonce
 /// ```
-pub fn trailing_zeros(message: &[u8]) -> Result<usize, BlockError> {
+pub fn pow_zeros(message: &[u8]) -> Result<usize, BlockError> {
     pow_hash(message).map(|h| crate::ternary::trinary::trailing_zeros(&h))
 }
 
@@ -81,7 +81,7 @@ pub fn score_of(zeros: usize, len: usize) -> f64 {
 /// A message's PoW score: `3^(trailing zero trits of its PoW hash) ÷ its length in bytes`. A
 /// message is valid when its score reaches the network's minimum (4,000 on Chrysalis mainnet,
 /// 1,500 on Stardust networks). A message shorter than its 8-byte nonce scores 0: it can carry
-/// no PoW ([`trailing_zeros`] says why).
+/// no PoW ([`pow_zeros`] says why).
 ///
 /// ```
 /// // The example of the Chrysalis "Message PoW" RFC (TIP-12): "Hello, World!" and its nonce.
@@ -90,7 +90,7 @@ pub fn score_of(zeros: usize, len: usize) -> f64 {
 /// assert_eq!(curlpow::block::score(&msg), 937.2857142857143);
 /// ```
 pub fn score(message: &[u8]) -> f64 {
-    trailing_zeros(message).map_or(0.0, |z| score_of(z, message.len()))
+    pow_zeros(message).map_or(0.0, |z| score_of(z, message.len()))
 }
 
 /// The fewest trailing zero trits whose score reaches `target` on a message of `len` bytes (its
@@ -129,7 +129,7 @@ mod tests {
             0xe6, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa,
         ];
         assert_eq!(score(&hello), 937.2857142857143);
-        assert_eq!(trailing_zeros(&hello), Ok(9));
+        assert_eq!(pow_zeros(&hello), Ok(9));
         assert_eq!(score(&[0; 8]), 3.0 / 8.0);
         assert_eq!(score(&[203, 124, 2, 0, 0, 0, 0, 0]), 3f64.powi(10) / 8.0);
         assert_eq!(
@@ -173,9 +173,6 @@ mod tests {
     fn short_messages_score_zero_and_say_why() {
         assert_eq!(score(&[]), 0.0);
         assert_eq!(score(&[1; 7]), 0.0);
-        assert_eq!(
-            trailing_zeros(&[1; 7]),
-            Err(BlockError::TooShort { len: 7 })
-        );
+        assert_eq!(pow_zeros(&[1; 7]), Err(BlockError::TooShort { len: 7 }));
     }
 }

@@ -9,7 +9,7 @@
 //!
 //! - [`protocol`]: the message format (request = 2673 trytes + decimal MWM; reply = the 2673
 //!   trytes with the nonce set), parsed with typed errors.
-//! - [`Worker`], the consumer behind `curlpow worker`: PoW through an [`Engine`],
+//! - [`BrokerWorker`], the consumer behind `curlpow worker`: PoW through an [`Engine`],
 //!   the reply published and confirmed *before* the request is acknowledged (a worker that
 //!   dies mid-job loses nothing: the broker hands the job to another), prefetch = the engine's
 //!   device slots, malformed requests rejected with an error reply and never requeued,
@@ -31,4 +31,4 @@ pub use crate::backend::remote::amqp::{
 };
 pub use crate::backend::remote::protocol;
 pub use crate::backend::remote::{remote_devices, RemoteConfig};
-pub use worker::{Worker, WorkerConfig, WorkerStats, MAX_REPLY_ATTEMPTS};
+pub use worker::{BrokerWorker, WorkerConfig, WorkerStats, MAX_REPLY_ATTEMPTS};

@@ -1,4 +1,4 @@
-//! [`Worker`]: the consumer behind `curlpow worker`. It takes dcurl-format requests from the
+//! [`BrokerWorker`]: the consumer behind `curlpow worker`. It takes dcurl-format requests from the
 //! queue, does the PoW on this host's devices through an [`Engine`], and replies to each
 //! request's `reply_to`.
 //!
@@ -54,13 +54,14 @@ use tokio_stream::StreamExt;
 use crate::backend::remote::amqp::{
     connect, declare_queue, queue_name, Backoff, BrokerError, BrokerUrl, DEFAULT_QUEUE,
 };
+use crate::backend::remote::protocol::HEADER_WORKER;
 use crate::backend::remote::protocol::{
     self, ERROR_TYPE, HEADER_ERROR, HEADER_NONCES, HEADER_REDELIVERED,
 };
-use crate::backend::remote::protocol::{HEADER_WORKER, MAX_MWM};
 use crate::base::error::Error;
 use crate::engine::{Engine, PowOptions};
 use crate::search::control::CancelToken;
+use crate::search::search_job::Mwm;
 use crate::service::signals::Signals;
 use lapin::protocol::{AMQPErrorKind, AMQPHardError};
 
@@ -191,7 +192,7 @@ impl WorkerConfig {
             url,
             queue: DEFAULT_QUEUE.into(),
             prefetch: None,
-            max_mwm: crate::engine::MAINNET_MWM,
+            max_mwm: Mwm::MAINNET.zeros(),
             shutdown_grace: Duration::from_secs(30),
             reconnect_min: Duration::from_millis(100),
             reconnect_max: Duration::from_secs(5),
@@ -227,7 +228,7 @@ pub struct WorkerStats {
     /// Connections opened (1 + reconnections).
     pub connections: u64,
     /// Reply connections opened (replies go out on a connection of their own; see
-    /// [`Worker`]).
+    /// [`BrokerWorker`]).
     pub reply_connections: u64,
 }
 
@@ -317,20 +318,20 @@ fn delivery_number(d: &Delivery) -> u64 {
 }
 
 /// A running worker: its own small async runtime for the broker connection, the engine's
-/// devices for PoW. Stop it with [`shutdown`](Worker::shutdown) (drains) or by dropping it
+/// devices for PoW. Stop it with [`shutdown`](BrokerWorker::shutdown) (drains) or by dropping it
 /// (held jobs are cancelled and go back to the queue).
 ///
 /// ```no_run
-/// use curlpow::broker::{Worker, WorkerConfig};
+/// use curlpow::broker::{BrokerWorker, WorkerConfig};
 /// let url = "amqp://guest:guest@127.0.0.1:5672/%2f".parse()?;
-/// let mut worker = Worker::start(curlpow::Engine::new()?, WorkerConfig::new(url))?;
+/// let mut worker = BrokerWorker::start(curlpow::Engine::new()?, WorkerConfig::new(url))?;
 /// let signal = worker.wait_for_signal(); // SIGTERM or SIGINT
 /// eprintln!("{signal}: draining");
 /// let stats = worker.shutdown();
 /// eprintln!("{} answered", stats.done);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Worker {
+pub struct BrokerWorker {
     runtime: Option<tokio::runtime::Runtime>,
     task: Option<tokio::task::JoinHandle<()>>,
     run: watch::Sender<Run>,
@@ -338,9 +339,9 @@ pub struct Worker {
     signals: Option<Signals>,
 }
 
-impl std::fmt::Debug for Worker {
+impl std::fmt::Debug for BrokerWorker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Worker")
+        f.debug_struct("BrokerWorker")
             .field("broker", &self.shared.config.url)
             .field("queue", &self.shared.config.queue)
             .field("prefetch", &self.shared.prefetch)
@@ -348,13 +349,13 @@ impl std::fmt::Debug for Worker {
     }
 }
 
-impl Worker {
+impl BrokerWorker {
     /// Check the settings and start consuming in the background (connecting, and reconnecting
     /// with backoff, until stopped). A broker that is down at start is not an error: the
     /// worker keeps trying and logs each failure.
-    pub fn start(engine: Engine, config: WorkerConfig) -> Result<Worker, BrokerError> {
+    pub fn start(engine: Engine, config: WorkerConfig) -> Result<BrokerWorker, BrokerError> {
         let queue = queue_name(&config.queue)?;
-        if config.max_mwm > MAX_MWM {
+        if config.max_mwm > Mwm::MAX.zeros() {
             return Err(BrokerError::Config(format!(
                 "max MWM {} is out of range (0..=243)",
                 config.max_mwm
@@ -399,7 +400,7 @@ impl Worker {
         });
         let (run, run_rx) = watch::channel(Run::Consume);
         let task = runtime.spawn(consume_until_stopped(shared.clone(), run_rx));
-        Ok(Worker {
+        Ok(BrokerWorker {
             runtime: Some(runtime),
             task: Some(task),
             run,
@@ -456,7 +457,7 @@ impl Worker {
     }
 }
 
-impl Drop for Worker {
+impl Drop for BrokerWorker {
     fn drop(&mut self) {
         self.stop(Run::Now);
     }

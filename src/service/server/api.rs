@@ -13,7 +13,7 @@ use crate::ternary::transaction::{Transaction, TRANSACTION_TRYTES};
 
 /// The commands, as the metrics label them (a fixed set: a client cannot grow it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     /// `attachToTangle`.
     AttachToTangle,
     /// `interruptAttachingToTangle`.
@@ -24,7 +24,7 @@ pub enum Command {
 
 impl Command {
     /// Parse IRI's command name (case-sensitive, as IRI).
-    pub fn from_name(s: &str) -> Option<Command> {
+    pub(crate) fn from_name(s: &str) -> Option<Command> {
         match s {
             "attachToTangle" => Some(Command::AttachToTangle),
             "interruptAttachingToTangle" => Some(Command::InterruptAttachingToTangle),
@@ -34,7 +34,7 @@ impl Command {
     }
 
     /// The name.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Command::AttachToTangle => "attachToTangle",
             Command::InterruptAttachingToTangle => "interruptAttachingToTangle",
@@ -46,31 +46,31 @@ impl Command {
 /// The checked trytes of one transaction (2673 bytes of `9A-Z`): what a queued attach holds
 /// until it runs, a third of the memory of the transaction's trits.
 #[derive(Debug, Clone)]
-pub struct TxTrytes(Box<str>);
+pub(crate) struct TxTrytes(Box<str>);
 
 impl TxTrytes {
     /// The transaction (the trytes were checked when parsed, so this does not fail).
-    pub fn transaction(&self) -> Result<Transaction, crate::base::error::Error> {
+    pub(crate) fn transaction(&self) -> Result<Transaction, crate::base::error::Error> {
         self.0.parse()
     }
 }
 
 /// A parsed `attachToTangle`.
 #[derive(Debug, Clone)]
-pub struct AttachRequest {
+pub(crate) struct AttachRequest {
     /// `trunkTransaction`.
     pub trunk: Hash,
     /// `branchTransaction`.
     pub branch: Hash,
     /// `minWeightMagnitude`, checked here.
-    pub mwm: crate::search::job::Mwm,
+    pub mwm: crate::search::search_job::Mwm,
     /// `trytes`, in request order.
     pub transactions: Vec<TxTrytes>,
 }
 
 /// The request limits that parsing checks.
 #[derive(Debug, Clone, Copy)]
-pub struct ParseLimits {
+pub(crate) struct ParseLimits {
     /// Highest MWM accepted.
     pub max_mwm: usize,
     /// Most transactions per request (IRI's `maxRequestsList`).
@@ -80,7 +80,7 @@ pub struct ParseLimits {
 /// A request body, read field by field into bounded, typed values: no JSON tree is built, and
 /// fields the API does not use are skipped without being stored, whatever their size.
 #[derive(Debug, Default)]
-pub struct RequestFields {
+pub(crate) struct RequestFields {
     command: Option<Scalar>,
     trunk: Option<Scalar>,
     branch: Option<Scalar>,
@@ -404,7 +404,7 @@ impl<'de> Visitor<'de> for BodySeed {
 
 /// Read a request body into its fields (IRI's "Invalid JSON syntax" and "Invalid request
 /// payload" answers on failure). `max_transactions` bounds what `trytes` may keep.
-pub fn read_fields(body: &[u8], max_transactions: usize) -> Result<RequestFields, ApiError> {
+pub(crate) fn read_fields(body: &[u8], max_transactions: usize) -> Result<RequestFields, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(body);
     let fields = BodySeed { max_transactions }
         .deserialize(&mut de)
@@ -418,7 +418,7 @@ pub fn read_fields(body: &[u8], max_transactions: usize) -> Result<RequestFields
 impl RequestFields {
     /// The command: `Ok(None)` when the field is missing or not a string (IRI's "COMMAND
     /// parameter has not been specified"), `Err(name)` when it names no known command.
-    pub fn command(&self) -> Option<Result<Command, String>> {
+    pub(crate) fn command(&self) -> Option<Result<Command, String>> {
         match &self.command {
             Some(Scalar::Str(s)) => Some(Command::from_name(s).ok_or_else(|| s.clone())),
             Some(Scalar::LongStr(s, _)) => Some(Err(format!("{s}…"))),
@@ -447,7 +447,10 @@ fn hash_field(v: Option<&Scalar>, name: &str) -> Result<Hash, ApiError> {
 
 /// Check an `attachToTangle` request, in IRI's order (trunk, branch, MWM, trytes) and with its
 /// messages; a missing field is "Invalid parameters".
-pub fn parse_attach(req: RequestFields, limits: ParseLimits) -> Result<AttachRequest, ApiError> {
+pub(crate) fn parse_attach(
+    req: RequestFields,
+    limits: ParseLimits,
+) -> Result<AttachRequest, ApiError> {
     let trunk = hash_field(req.trunk.as_ref(), "trunkTransaction")?;
     let branch = hash_field(req.branch.as_ref(), "branchTransaction")?;
     let mwm_value = field(req.mwm.as_ref())?;
@@ -469,10 +472,10 @@ pub fn parse_attach(req: RequestFields, limits: ParseLimits) -> Result<AttachReq
         )));
     }
     // `max_mwm` is at most 243 in a checked config; a larger one still stops at 243 here.
-    let mwm = crate::search::job::Mwm::try_from(mwm as usize).map_err(|_| {
+    let mwm = crate::search::search_job::Mwm::try_from(mwm as usize).map_err(|_| {
         ApiError::bad(format!(
             "Invalid minWeightMagnitude input: expected a number from 0 to {}, got {}",
-            crate::search::job::Mwm::MAX,
+            crate::search::search_job::Mwm::MAX,
             mwm_value.describe()
         ))
     })?;
@@ -504,7 +507,7 @@ pub fn parse_attach(req: RequestFields, limits: ParseLimits) -> Result<AttachReq
 }
 
 /// The `attachToTangle` answer body (without `duration`).
-pub fn attach_answer(trytes: Vec<String>) -> Map<String, Value> {
+pub(crate) fn attach_answer(trytes: Vec<String>) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("trytes".into(), json!(trytes));
     m
@@ -512,7 +515,7 @@ pub fn attach_answer(trytes: Vec<String>) -> Map<String, Value> {
 
 /// What `getNodeInfo` reports about the server besides the devices.
 #[derive(Debug, Clone)]
-pub struct NodeInfo {
+pub(crate) struct NodeInfo {
     /// Unix time in ms.
     pub time: u64,
     /// Attaches running.
@@ -535,7 +538,7 @@ pub struct NodeInfo {
 
 /// The `getNodeInfo` answer body (without `duration`): IRI's `appName`, `appVersion`, `time` and
 /// `features` (with `"RemotePOW"`, which wallets look for), then the devices and the queue.
-pub fn node_info_answer(
+pub(crate) fn node_info_answer(
     info: &NodeInfo,
     devices: &[crate::engine::registry::DeviceReport],
 ) -> Map<String, Value> {
@@ -612,7 +615,7 @@ mod tests {
     #[test]
     fn a_good_request_parses_and_the_mwm_is_truncated() {
         let r = parse(&good()).unwrap();
-        assert_eq!(r.mwm, crate::search::job::Mwm::TESTNET);
+        assert_eq!(r.mwm, crate::search::search_job::Mwm::TESTNET);
         assert_eq!(r.transactions.len(), 1);
         assert_eq!(
             r.transactions[0].transaction().unwrap().to_trytes(),

@@ -88,7 +88,7 @@ fn strip_basic(v: &[u8]) -> Option<&[u8]> {
 
 /// Equal contents, in a time that depends only on the lengths: every byte pair is compared and
 /// the differences folded together, with no early exit.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     let n = a.len().max(b.len());
     let mut diff = (a.len() ^ b.len()) as u64;
     for i in 0..n {

@@ -37,7 +37,7 @@ use tokio::time::{Instant, Sleep};
 
 /// The connection limits; see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnLimits {
+pub(crate) struct ConnLimits {
     /// Connections open at once, all peers (≥ 1).
     pub max_connections: usize,
     /// Connections open at once from one IP address (≥ 1).
@@ -50,7 +50,7 @@ pub struct ConnLimits {
 
 /// Why connections were closed by the server, for the metrics.
 #[derive(Debug, Default)]
-pub struct ConnCounts {
+pub(crate) struct ConnCounts {
     /// Closed at once: a cap was reached and no connection could be displaced.
     pub refused: AtomicU64,
     /// Displaced by a new connection (idle, or sending headers or a body too slowly).
@@ -108,7 +108,7 @@ struct Rank {
 
 /// One open connection's shared state: its socket wrapper, the request middleware and the
 /// registry all see it.
-pub struct ConnState {
+pub(crate) struct ConnState {
     id: u64,
     peer: IpAddr,
     limits: ConnLimits,
@@ -178,7 +178,7 @@ impl ConnState {
     /// A request's headers are in and its handler starts: no deadline until the returned guard
     /// drops. While `reading_body` (until [`body_done`](Self::body_done)) a newcomer at a cap
     /// may still displace it, by its data rate; after that, nothing does.
-    pub fn begin_request(self: &Arc<Self>, reading_body: bool) -> RequestGuard {
+    pub(crate) fn begin_request(self: &Arc<Self>, reading_body: bool) -> RequestGuard {
         let mut p = self.phase.lock();
         p.busy += 1;
         p.header_since = None;
@@ -188,7 +188,7 @@ impl ConnState {
     }
 
     /// The request's body is in (or failed): the request can no longer be displaced.
-    pub fn body_done(&self) {
+    pub(crate) fn body_done(&self) {
         let mut p = self.phase.lock();
         if p.reading_body {
             p.reading_body = false;
@@ -213,7 +213,7 @@ impl ConnState {
 }
 
 /// Held while a request is handled; see [`ConnState::begin_request`].
-pub struct RequestGuard {
+pub(crate) struct RequestGuard {
     conn: Arc<ConnState>,
 }
 
@@ -278,7 +278,7 @@ impl Registry {
 }
 
 /// Every open connection, and the caps.
-pub struct Connections {
+pub(crate) struct Connections {
     limits: ConnLimits,
     reg: Mutex<Registry>,
     /// Closes by cause.
@@ -287,7 +287,7 @@ pub struct Connections {
 
 impl Connections {
     /// A registry with these limits (zero caps raised to 1).
-    pub fn new(mut limits: ConnLimits) -> Arc<Self> {
+    pub(crate) fn new(mut limits: ConnLimits) -> Arc<Self> {
         limits.max_connections = limits.max_connections.max(1);
         limits.max_per_peer = limits.max_per_peer.clamp(1, limits.max_connections);
         Arc::new(Connections {
@@ -298,12 +298,12 @@ impl Connections {
     }
 
     /// The limits in force.
-    pub fn limits(&self) -> ConnLimits {
+    pub(crate) fn limits(&self) -> ConnLimits {
         self.limits
     }
 
     /// Connections open now.
-    pub fn open(&self) -> usize {
+    pub(crate) fn open(&self) -> usize {
         self.reg.lock().open.len()
     }
 
@@ -355,14 +355,14 @@ impl Connections {
 }
 
 /// The listener axum serves from: accepts, applies the caps, wraps each socket.
-pub struct CappedListener {
+pub(crate) struct CappedListener {
     inner: TcpListener,
     conns: Arc<Connections>,
 }
 
 impl CappedListener {
     /// Serve `inner`'s connections under `conns`' caps.
-    pub fn new(inner: TcpListener, conns: Arc<Connections>) -> Self {
+    pub(crate) fn new(inner: TcpListener, conns: Arc<Connections>) -> Self {
         CappedListener { inner, conns }
     }
 }
@@ -424,7 +424,7 @@ fn is_connection_error(e: &io::Error) -> bool {
 
 /// What a handler sees of its connection (axum's `ConnectInfo`).
 #[derive(Debug, Clone)]
-pub struct ConnInfo {
+pub(crate) struct ConnInfo {
     /// The peer's address.
     pub peer: SocketAddr,
     /// The connection's state.
@@ -444,7 +444,7 @@ impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Capp
 
 /// A socket that fails its reads and writes once its connection is evicted or past its
 /// deadline (hyper then closes it), and unregisters itself when dropped.
-pub struct Watched {
+pub(crate) struct Watched {
     stream: TcpStream,
     conn: Arc<ConnState>,
     conns: Arc<Connections>,

@@ -12,17 +12,17 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 
 /// IRI's message for a missing field.
-pub const INVALID_PARAMETERS: &str = "Invalid parameters";
+pub(crate) const INVALID_PARAMETERS: &str = "Invalid parameters";
 /// IRI's message when the `command` field is missing.
-pub const NO_COMMAND: &str = "COMMAND parameter has not been specified in the request.";
+pub(crate) const NO_COMMAND: &str = "COMMAND parameter has not been specified in the request.";
 /// IRI's message for a missing `X-IOTA-API-Version` header.
-pub const INVALID_API_VERSION: &str = "Invalid API Version";
+pub(crate) const INVALID_API_VERSION: &str = "Invalid API Version";
 /// IRI's message for a body over the limit.
-pub const REQUEST_TOO_LONG: &str = "Request too long";
+pub(crate) const REQUEST_TOO_LONG: &str = "Request too long";
 
 /// An IRI API failure: what the handler answers instead of a result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     /// 400 `{"error": …}`: the request is wrong.
     BadRequest(String),
     /// 401 with `WWW-Authenticate: Basic`: credentials missing or wrong.
@@ -46,12 +46,12 @@ pub enum ApiError {
 
 impl ApiError {
     /// A 400 with this message.
-    pub fn bad(msg: impl Into<String>) -> Self {
+    pub(crate) fn bad(msg: impl Into<String>) -> Self {
         ApiError::BadRequest(msg.into())
     }
 
     /// The HTTP status.
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
@@ -62,7 +62,7 @@ impl ApiError {
     }
 
     /// The answer, with `duration` counted from `started`.
-    pub fn into_response_since(self, started: Instant) -> Response {
+    pub(crate) fn into_response_since(self, started: Instant) -> Response {
         let status = self.status();
         let (key, msg, retry) = match self {
             ApiError::BadRequest(m) | ApiError::BodyTimeout(m) | ApiError::Unavailable(m) => {
@@ -96,7 +96,7 @@ impl ApiError {
 }
 
 /// Milliseconds since `started`, as IRI's `duration`.
-pub fn millis_since(started: Instant) -> u64 {
+pub(crate) fn millis_since(started: Instant) -> u64 {
     duration_ms(started.elapsed())
 }
 
@@ -105,7 +105,7 @@ fn duration_ms(d: Duration) -> u64 {
 }
 
 /// A JSON answer with `duration` added (IRI puts it in every answer).
-pub fn json_response(
+pub(crate) fn json_response(
     status: StatusCode,
     mut body: Map<String, Value>,
     started: Instant,

@@ -12,7 +12,7 @@ use crate::search::control::CancelToken;
 
 /// Why an attach was stopped from outside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopCause {
+pub(crate) enum StopCause {
     /// Not stopped.
     None,
     /// `interruptAttachingToTangle`: answer 200 `{"trytes": []}` as IRI does.
@@ -30,14 +30,14 @@ struct Entry {
 
 /// Every attach in flight.
 #[derive(Default)]
-pub struct InFlight {
+pub(crate) struct InFlight {
     next: AtomicU64,
     map: Mutex<HashMap<u64, Entry>>,
 }
 
 /// One attach's registration; dropping it unregisters the attach and cancels its search (a
 /// client that went away stops its PoW).
-pub struct Ticket {
+pub(crate) struct Ticket {
     set: Arc<InFlight>,
     id: u64,
     /// Cancels the search (given to the engine in `PowOptions`).
@@ -49,7 +49,7 @@ pub struct Ticket {
 
 impl Ticket {
     /// Why the attach was stopped, if it was.
-    pub fn cause(&self) -> StopCause {
+    pub(crate) fn cause(&self) -> StopCause {
         decode(self.cause.load(Ordering::Acquire))
     }
 }
@@ -79,7 +79,7 @@ fn decode(v: u8) -> StopCause {
 
 impl InFlight {
     /// Register an attach started by `owner` (the client: its address, and its auth user).
-    pub fn register(self: &Arc<Self>, owner: String) -> Ticket {
+    pub(crate) fn register(self: &Arc<Self>, owner: String) -> Ticket {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let cancel = CancelToken::new();
         let wake = Arc::new(Notify::new());
@@ -103,7 +103,7 @@ impl InFlight {
     }
 
     /// Stop the attaches of `owner` (all of them for `None`); returns how many.
-    pub fn stop(&self, owner: Option<&str>, cause: StopCause) -> usize {
+    pub(crate) fn stop(&self, owner: Option<&str>, cause: StopCause) -> usize {
         let map = self.map.lock();
         let mut n = 0;
         for e in map.values() {
@@ -122,7 +122,7 @@ impl InFlight {
 
     /// Attaches in flight.
     #[allow(clippy::len_without_is_empty)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.map.lock().len()
     }
 }

@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 
 /// The admission limits; see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Attaches running at once, all clients together (≥ 1).
     pub concurrency: usize,
     /// Attaches running at once for one client (≥ 1).
@@ -54,13 +54,13 @@ struct State {
 }
 
 /// The admission controller. Shared as an `Arc`.
-pub struct Admission {
+pub(crate) struct Admission {
     limits: Limits,
     state: Mutex<State>,
 }
 
 /// A running slot; the next waiter gets it when this drops.
-pub struct Permit {
+pub(crate) struct Permit {
     adm: Arc<Admission>,
     client: String,
     armed: bool,
@@ -76,7 +76,7 @@ impl Drop for Permit {
 
 /// A request waiting for a slot. Dropping it (timeout, cancel, the client went away) takes it
 /// out of the queue.
-pub struct Waiting {
+pub(crate) struct Waiting {
     adm: Arc<Admission>,
     client: String,
     ticket: u64,
@@ -87,7 +87,7 @@ impl Waiting {
     /// Wait for the slot. `None`: this request gave its place in the full queue to a client
     /// with fewer requests waiting (a sender leaves the queue only to send, to be displaced, or
     /// with `Drop for Waiting`); answer 503.
-    pub async fn permit(&mut self) -> Option<Permit> {
+    pub(crate) async fn permit(&mut self) -> Option<Permit> {
         (&mut self.rx).await.ok()
     }
 }
@@ -101,7 +101,7 @@ impl Drop for Waiting {
 }
 
 /// What [`Admission::admit`] decided.
-pub enum Admit {
+pub(crate) enum Admit {
     /// Run now.
     Now(Permit),
     /// Wait your turn.
@@ -117,7 +117,7 @@ pub enum Admit {
 
 /// A snapshot of the counts, for metrics and getNodeInfo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Depth {
+pub(crate) struct Depth {
     /// Attaches running.
     pub active: usize,
     /// Requests waiting.
@@ -126,7 +126,7 @@ pub struct Depth {
 
 impl Admission {
     /// A controller with these limits (zeros raised to 1 where 0 would mean "never run").
-    pub fn new(mut limits: Limits) -> Arc<Self> {
+    pub(crate) fn new(mut limits: Limits) -> Arc<Self> {
         limits.concurrency = limits.concurrency.max(1);
         limits.per_client = limits.per_client.clamp(1, limits.concurrency);
         limits.per_client_queue = limits.per_client_queue.min(limits.queue);
@@ -137,12 +137,12 @@ impl Admission {
     }
 
     /// The limits in force.
-    pub fn limits(&self) -> Limits {
+    pub(crate) fn limits(&self) -> Limits {
         self.limits
     }
 
     /// Running and waiting counts.
-    pub fn depth(&self) -> Depth {
+    pub(crate) fn depth(&self) -> Depth {
         let st = self.state.lock();
         Depth {
             active: st.active,
@@ -151,7 +151,7 @@ impl Admission {
     }
 
     /// Ask for a slot for `client`.
-    pub fn admit(self: &Arc<Self>, client: &str) -> Admit {
+    pub(crate) fn admit(self: &Arc<Self>, client: &str) -> Admit {
         let mut guard = self.state.lock();
         let st = &mut *guard;
         let l = self.limits;

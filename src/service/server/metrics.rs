@@ -33,12 +33,12 @@ use super::limits::Admission;
 use crate::engine::Engine;
 
 /// The `Content-Type` of the answer.
-pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 type RequestLabels = [(&'static str, String); 2];
 
 /// The server's metrics.
-pub struct Metrics {
+pub(crate) struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     attach_seconds: Histogram,
@@ -51,7 +51,7 @@ pub struct Metrics {
 
 /// Successful attaches so far: how many, their summed seconds, their transactions.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct AttachTotals {
+pub(crate) struct AttachTotals {
     /// Attaches (the histogram's `_count`).
     pub count: u64,
     /// Their seconds, queue wait included (the histogram's `_sum`).
@@ -62,7 +62,11 @@ pub struct AttachTotals {
 
 impl Metrics {
     /// Metrics for a server over `engine` with this admission controller and connections.
-    pub fn new(engine: Engine, admission: Arc<Admission>, connections: Arc<Connections>) -> Self {
+    pub(crate) fn new(
+        engine: Engine,
+        admission: Arc<Admission>,
+        connections: Arc<Connections>,
+    ) -> Self {
         let mut registry = Registry::default();
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
@@ -105,7 +109,7 @@ impl Metrics {
     }
 
     /// Count an answered request.
-    pub fn request(&self, command: &str, status: u16) {
+    pub(crate) fn request(&self, command: &str, status: u16) {
         self.requests
             .get_or_create(&[
                 ("command", command.to_string()),
@@ -115,7 +119,7 @@ impl Metrics {
     }
 
     /// Count a successful attach.
-    pub fn attached(&self, seconds: f64, transactions: u64, nonces: u64) {
+    pub(crate) fn attached(&self, seconds: f64, transactions: u64, nonces: u64) {
         let mut t = self.attach_totals.lock();
         self.attach_seconds.observe(seconds);
         self.transactions.inc_by(transactions);
@@ -126,12 +130,12 @@ impl Metrics {
     }
 
     /// The successful attaches so far, as `/metrics` shows them.
-    pub fn attach_totals(&self) -> AttachTotals {
+    pub(crate) fn attach_totals(&self) -> AttachTotals {
         *self.attach_totals.lock()
     }
 
     /// The text exposition.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry);

@@ -43,6 +43,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::{Engine, PowOptions};
+use crate::search::search_job::Mwm;
 pub use auth::Credentials;
 use connections::{ConnLimits, Connections};
 use inflight::InFlight;
@@ -52,8 +53,6 @@ use metrics::Metrics;
 /// IRI's API port.
 pub const DEFAULT_PORT: u16 = 14265;
 
-/// The highest MWM a server may be set to accept: a hash has 243 trits.
-pub const MAX_MWM: usize = 243;
 /// The largest `max_body_length`: 256 MiB, about 95,000 transactions of JSON. Each connection
 /// reading a body may hold this much.
 pub const MAX_BODY_LENGTH: usize = 1 << 28;
@@ -191,7 +190,7 @@ impl Config {
                 )))
             }
         }
-        within("max_mwm", self.max_mwm, 0..=MAX_MWM)?;
+        within("max_mwm", self.max_mwm, 0..=Mwm::MAX.zeros())?;
         within("max_body_length", self.max_body_length, 1..=MAX_BODY_LENGTH)?;
         within(
             "max_requests_list",
@@ -220,7 +219,7 @@ impl Config {
     }
 
     /// The connection limits these settings give.
-    pub fn conn_limits(&self) -> ConnLimits {
+    pub(crate) fn conn_limits(&self) -> ConnLimits {
         ConnLimits {
             max_connections: self.max_connections,
             max_per_peer: self.max_connections_per_peer,
@@ -229,9 +228,15 @@ impl Config {
         }
     }
 
+    /// The attaches that run at once with these settings on an engine with `devices` devices:
+    /// [`Config::concurrency`], by default one more than the devices.
+    pub fn concurrency_for(&self, devices: usize) -> usize {
+        self.concurrency.unwrap_or(devices + 1).max(1)
+    }
+
     /// The admission limits these settings give for an engine with `devices` devices.
-    pub fn limits(&self, devices: usize) -> Limits {
-        let concurrency = self.concurrency.unwrap_or(devices + 1).max(1);
+    pub(crate) fn limits(&self, devices: usize) -> Limits {
+        let concurrency = self.concurrency_for(devices);
         Limits {
             concurrency,
             per_client: self

@@ -30,11 +30,11 @@ use crate::engine::registry::DeviceReport;
 const PAGE: &str = include_str!("status.html");
 
 /// How often the sampler reads the counters.
-pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 /// Samples kept: five minutes.
-pub const HISTORY: usize = 300;
+pub(crate) const HISTORY: usize = 300;
 /// The span the current rates (nonces/s, attaches/s, latency, busy share) are measured over.
-pub const WINDOW: Duration = Duration::from_secs(5);
+pub(crate) const WINDOW: Duration = Duration::from_secs(5);
 
 /// `Content-Security-Policy` of the page: its own inline script and style, requests to its own
 /// origin only, nothing loaded from elsewhere, never framed.

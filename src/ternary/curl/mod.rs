@@ -10,8 +10,8 @@ pub(crate) mod planes;
 mod planes_avx512;
 mod reference;
 
-pub(crate) use planes::Planes;
-pub use planes::{fast_transform, fast_transform_repeat, PlanesKernel};
+pub(crate) use planes::StatePlanes;
+pub use planes::{fast_transform, PlanesKernel};
 pub use reference::transform;
 
 use crate::base::error::Error;
@@ -26,7 +26,7 @@ pub const ROUNDS: usize = 81;
 
 /// The round's index walk: `I[0] = 0`, `I[k+1] = I[k] + 364` if `I[k] < 365`, else `I[k] - 365`.
 /// 730 entries; `I[729] = 0`.
-pub const INDEX: [usize; STATE_LEN + 1] = {
+pub(crate) const INDEX: [usize; STATE_LEN + 1] = {
     let mut t = [0usize; STATE_LEN + 1];
     let mut k = 0;
     while k < STATE_LEN {
@@ -40,7 +40,7 @@ pub const INDEX: [usize; STATE_LEN + 1] = {
 /// [`hash_many`](crate::hash_many) is much faster).
 ///
 /// ```
-/// use curlpow::Curl;
+/// use curlpow::curl::Curl;
 /// let mut curl = Curl::new();
 /// curl.absorb(&[0i8; 243]).unwrap();
 /// let mut hash = [1i8; 243];

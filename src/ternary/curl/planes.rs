@@ -61,14 +61,14 @@ pub(crate) const ROTATION: [(u8, u8); ROUNDS] = {
 /// Limbs `0..27` hold only their 27 low bits; lanes `27..32` hold anything.
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(C, align(64))]
-pub struct Planes {
+pub(crate) struct StatePlanes {
     pub(crate) lo: [u32; LANES],
     pub(crate) hi: [u32; LANES],
 }
 
-impl std::fmt::Debug for Planes {
+impl std::fmt::Debug for StatePlanes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Planes").finish_non_exhaustive()
+        f.debug_struct("StatePlanes").finish_non_exhaustive()
     }
 }
 
@@ -87,16 +87,16 @@ fn trits_of(l: u32, h: u32, out: &mut [Trit]) {
     }
 }
 
-impl Planes {
+impl StatePlanes {
     /// The all-zero state (the sponge's start; `0` is `(1, 1)`).
-    pub(crate) const ZERO: Planes = Planes {
+    pub(crate) const ZERO: StatePlanes = StatePlanes {
         lo: [MASK; LANES],
         hi: [MASK; LANES],
     };
 
     /// A state from 729 trits (each -1, 0 or 1).
-    pub(crate) fn from_trits(trits: &[Trit; STATE_LEN]) -> Planes {
-        let mut p = Planes::ZERO;
+    pub(crate) fn from_trits(trits: &[Trit; STATE_LEN]) -> StatePlanes {
+        let mut p = StatePlanes::ZERO;
         p.set_limbs(0, trits);
         p
     }
@@ -216,7 +216,7 @@ impl PlanesKernel {
 
     /// One transform of `p` (the portable one where this kernel is not supported).
     #[inline]
-    pub(crate) fn run(self, p: &mut Planes) {
+    pub(crate) fn run(self, p: &mut StatePlanes) {
         match self {
             #[cfg(target_arch = "x86_64")]
             PlanesKernel::Avx512 if self.is_supported() => {
@@ -234,14 +234,14 @@ impl PlanesKernel {
 
     /// Test and bench hook: the Curl-P-81 permutation of `state`, in and out of planes.
     pub fn transform(self, state: &mut [Trit; STATE_LEN]) {
-        let mut p = Planes::from_trits(state);
+        let mut p = StatePlanes::from_trits(state);
         self.run(&mut p);
         *state = p.trits();
     }
 
     /// Bench hook: `n` transforms of `state` back to back, converted in and out once.
     pub fn transform_repeat(self, state: &mut [Trit; STATE_LEN], n: usize) {
-        let mut p = Planes::from_trits(state);
+        let mut p = StatePlanes::from_trits(state);
         for _ in 0..n {
             self.run(&mut p);
         }
@@ -250,16 +250,10 @@ impl PlanesKernel {
 }
 
 /// The Curl-P-81 permutation with the fast planes transform (same result as
-/// [`transform`](crate::transform), the reference); test and bench hook.
+/// [`transform`](crate::curl::transform), the reference); test and bench hook.
 #[doc(hidden)]
 pub fn fast_transform(state: &mut [Trit; STATE_LEN]) {
     PlanesKernel::detect().transform(state);
-}
-
-/// Bench hook: `n` fast transforms of `state` back to back (converted in and out once).
-#[doc(hidden)]
-pub fn fast_transform_repeat(state: &mut [Trit; STATE_LEN], n: usize) {
-    PlanesKernel::detect().transform_repeat(state, n);
 }
 
 /// One plane rotated by `a` limbs and `b` bits: `out[i] = (d[i + a] >> b) | (d[i + a + 1] <<
@@ -275,21 +269,21 @@ fn rotate(d: &[u32; 2 * LIMB], a: usize, b: u32, out: &mut [u32; LIMB]) {
 }
 
 /// The portable transform.
-fn transform_portable(p: &mut Planes) {
+fn transform_portable(p: &mut StatePlanes) {
     transform_body(p);
 }
 
 /// The portable transform compiled for AVX2 (the same code, 256-bit vectors).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn transform_avx2(p: &mut Planes) {
+fn transform_avx2(p: &mut StatePlanes) {
     transform_body(p);
 }
 
 /// The plain-code transform. Each plane is kept twice in a row (54 limbs) so that the rotation
 /// reads two straight runs, `limb[a..a + 27]` and `limb[a + 1..a + 28]`, with no wrap test.
 #[inline(always)]
-fn transform_body(p: &mut Planes) {
+fn transform_body(p: &mut StatePlanes) {
     let mut dl = [0u32; 2 * LIMB];
     let mut dh = [0u32; 2 * LIMB];
     dl[..LIMB].copy_from_slice(&p.lo[..LIMB]);
@@ -322,9 +316,9 @@ fn transform_body(p: &mut Planes) {
 }
 
 /// The sponge state after absorbing `blocks` (whole 243-trit blocks of valid trits), in planes.
-pub(crate) fn absorb(blocks: &[Trit], kernel: PlanesKernel) -> Planes {
+pub(crate) fn absorb(blocks: &[Trit], kernel: PlanesKernel) -> StatePlanes {
     debug_assert!(blocks.len().is_multiple_of(HASH_LEN));
-    let mut p = Planes::ZERO;
+    let mut p = StatePlanes::ZERO;
     for block in blocks.chunks_exact(HASH_LEN) {
         p.absorb_block(block, kernel);
     }
@@ -416,14 +410,14 @@ mod tests {
     #[test]
     fn trits_round_trip() {
         for st in random_states(20) {
-            let p = Planes::from_trits(&st);
+            let p = StatePlanes::from_trits(&st);
             assert_eq!(p.trits(), st);
             for i in 0..LIMB {
                 assert_eq!(p.lo[i] & !MASK, 0);
                 assert_eq!(p.hi[i] & !MASK, 0);
             }
         }
-        assert_eq!(Planes::ZERO.trits(), [0; STATE_LEN]);
+        assert_eq!(StatePlanes::ZERO.trits(), [0; STATE_LEN]);
     }
 
     #[test]
@@ -473,7 +467,7 @@ mod tests {
             for zeros in [0usize, 1, 5, 26, 27, 28, 80, 81, 200, 243] {
                 let mut s = st;
                 s[HASH_LEN - zeros..HASH_LEN].fill(0);
-                let p = Planes::from_trits(&s);
+                let p = StatePlanes::from_trits(&s);
                 assert_eq!(
                     p.rate_trailing_zeros(),
                     crate::ternary::trinary::trailing_zeros(&s[..HASH_LEN]),

@@ -8,7 +8,7 @@
 
 use std::arch::x86_64::*;
 
-use super::planes::{Planes, LANES, LIMB, MASK, ROTATION, THIRDS};
+use super::planes::{StatePlanes, LANES, LIMB, MASK, ROTATION, THIRDS};
 use crate::ternary::curl::ROUNDS;
 
 /// `vpternlogd` immediates (bit `4a + 2b + c` is `f(a, b, c)`; checked in the tests).
@@ -158,7 +158,7 @@ fn reorder(v: (__m512i, __m512i), half: usize) -> __m512i {
 
 /// The Curl-P-81 permutation of `p` in place.
 #[target_feature(enable = "avx512f")]
-pub(super) fn transform(p: &mut Planes) {
+pub(super) fn transform(p: &mut StatePlanes) {
     let mut lo = load_plane(&p.lo);
     let mut hi = load_plane(&p.hi);
     for round in &ROUNDS_TABLE.0 {

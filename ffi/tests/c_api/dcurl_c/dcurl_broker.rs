@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use curlpow::broker::{Worker, WorkerConfig};
+use curlpow::broker::{BrokerWorker, WorkerConfig};
 use curlpow::{Backend, Engine};
 
 use crate::support;
@@ -92,7 +92,7 @@ fn dcurl_entry_is_answered_by_a_worker_through_the_broker() {
     config.queue = QUEUE.into();
     config.name = "ffi-test-worker".into();
     config.shutdown_grace = Duration::from_secs(5);
-    let worker = Worker::start(engine, config).unwrap();
+    let worker = BrokerWorker::start(engine, config).unwrap();
     let start = Instant::now();
     while worker.stats().connections == 0 {
         assert!(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use clap::Args;
 use curlpow::trits::read_balanced;
-use curlpow::{Error, Field, Hash, PowOptions, Transaction};
+use curlpow::{attach::Hash, Error, Field, PowOptions, Transaction};
 
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::exit::{Stopped, UsageError};

@@ -64,7 +64,7 @@ fn reaches(line: &[u8], target: f64) -> bool {
         return false;
     };
     match (
-        block::trailing_zeros(&msg),
+        block::pow_zeros(&msg),
         block::zeros_needed(target, msg.len()),
     ) {
         (Ok(have), Ok(need)) => have >= need,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use curlpow::{DeviceInfo, DeviceReport};
+use curlpow::{device::DeviceInfo, DeviceReport};
 
 use crate::engine_args::{build_engine, EngineArgs};
 use crate::output::{errln, Stdout};

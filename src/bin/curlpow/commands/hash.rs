@@ -312,7 +312,7 @@ fn hash_line(bytes: &[u8]) -> Result<(), String> {
     if !curlpow::trits::is_trytes(bytes) {
         let s = line_reader::text(bytes).map_err(|e| e.to_string())?;
         // The parser's error names the first bad character.
-        curlpow::trytes_to_trits(s).map_err(|e| line_error(s, &e))?;
+        curlpow::trits::trytes_to_trits(s).map_err(|e| line_error(s, &e))?;
     }
     if !bytes.len().is_multiple_of(81) {
         return Err(curlpow::TryteError::Length {

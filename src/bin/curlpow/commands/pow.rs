@@ -65,7 +65,7 @@ pub fn run(a: PowArgs) -> Result<ExitCode> {
 
     // Pass 2: the searches, one deadline for all of them.
     let (engine, selection) = build_engine(&a.engine, &checked)?;
-    expected_time::announce(&engine, &selection, a.mwm, count, a.quiet);
+    expected_time::announce(&engine, &selection, mwm, count, a.quiet);
     let started = Instant::now();
     let mut opts = PowOptions::new(mwm).selection(selection).latency(a.latency);
     // 0: no limit, as for `serve --request-timeout` (`values::seconds`).

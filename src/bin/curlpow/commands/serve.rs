@@ -10,7 +10,7 @@ use clap::Args;
 use curlpow::broker::{remote_devices, BrokerUrl, RemoteConfig};
 use curlpow::server::{
     Config, Credentials, Server, ServerError, CONN_TIMEOUT_RANGE, MAX_BODY_LENGTH, MAX_CONCURRENCY,
-    MAX_CONNECTIONS, MAX_MWM, MAX_QUEUE, MAX_REQUESTS_LIST,
+    MAX_CONNECTIONS, MAX_QUEUE, MAX_REQUESTS_LIST,
 };
 use curlpow::{env, Engine, PowOptions, Selection};
 
@@ -45,7 +45,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:14265")]
     listen: SocketAddr,
     /// Highest minWeightMagnitude accepted (0 to 243).
-    #[arg(long, default_value_t = 14, value_parser = count(0, MAX_MWM))]
+    #[arg(long, default_value_t = 14, value_parser = count(0, curlpow::Mwm::MAX.zeros()))]
     max_mwm: usize,
     /// Largest request body in bytes (IRI's default; 1 to 268435456).
     #[arg(long, default_value_t = 1_000_000, value_parser = count(1, MAX_BODY_LENGTH))]
@@ -353,7 +353,7 @@ pub fn run(a: ServeArgs) -> Result<ExitCode> {
             "tuning {tuning} GPU device(s) in the background (--no-tune: never)"
         );
     }
-    let concurrency = config.limits(engine.devices().len()).concurrency;
+    let concurrency = config.concurrency_for(engine.devices().len());
     if let Some(n) = a.per_client.filter(|&n| n > concurrency) {
         return Err(UsageError(format!(
             "--per-client {n} is out of range: 1 to {concurrency} (the concurrency)"

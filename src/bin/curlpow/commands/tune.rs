@@ -37,7 +37,7 @@ pub struct TuneArgs {
 pub fn run(a: TuneArgs) -> Result<ExitCode> {
     let mut out = Stdout::open()?;
     if a.list {
-        for v in curlpow::tune_variants() {
+        for v in curlpow::tune::tune_variants() {
             if a.json {
                 out.line(serde_json::to_string(&v)?)?;
             } else {

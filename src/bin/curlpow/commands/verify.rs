@@ -42,7 +42,7 @@ struct Weights {
 impl Emit for Weights {
     fn add(&mut self, chunk: &Chunk, hashes: &[[i8; 243]], text: &mut Vec<u8>) {
         for (h, &number) in hashes.iter().zip(&chunk.numbers) {
-            let w = curlpow::trailing_zeros(h);
+            let w = curlpow::trits::trailing_zeros(h);
             push_number(w, text);
             self.total += 1;
             if w < self.mwm {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use curlpow::broker::{BrokerError, BrokerUrl, Worker, WorkerConfig, DEFAULT_QUEUE};
+use curlpow::broker::{BrokerError, BrokerUrl, BrokerWorker, WorkerConfig, DEFAULT_QUEUE};
 use curlpow::PowOptions;
 
 use super::serve::{block_stop_signals, check_log_level, init_logging, LIFECYCLE};
@@ -94,7 +94,7 @@ pub fn run(a: WorkerArgs) -> Result<ExitCode> {
         config.url.to_string(),
         config.shutdown_grace,
     );
-    let mut worker = Worker::start(engine, config).map_err(|e| UsageError(e.to_string()))?;
+    let mut worker = BrokerWorker::start(engine, config).map_err(|e| UsageError(e.to_string()))?;
     tracing::info!(
         target: LIFECYCLE,
         %queue,

@@ -20,7 +20,7 @@ use crate::ternary::curl::STATE_LEN;
 use crate::ternary::trinary::Trit;
 
 /// Nonce bytes that hold the lane number.
-pub const LANE_BYTES: usize = 2;
+pub(crate) const LANE_BYTES: usize = 2;
 /// Block trits of the lane number.
 pub const LANE_TRITS: std::ops::Range<usize> =
     DIGEST_TRITS..DIGEST_TRITS + LANE_BYTES * b1t6::TRITS_PER_BYTE;
@@ -28,7 +28,7 @@ pub const LANE_TRITS: std::ops::Range<usize> =
 pub const COUNTER_TRITS: std::ops::Range<usize> =
     LANE_TRITS.end..DIGEST_TRITS + NONCE_BYTES * b1t6::TRITS_PER_BYTE;
 /// The most lanes one transform may carry (`2^16`).
-pub const MAX_LANES: usize = 1 << (8 * LANE_BYTES);
+pub(crate) const MAX_LANES: usize = 1 << (8 * LANE_BYTES);
 /// Every counter of a block search: `0..2^48`.
 pub const COUNTERS: CounterRange = CounterRange {
     start: 0,
@@ -42,7 +42,7 @@ pub fn nonce_of(hit: Hit) -> Option<u64> {
 }
 
 /// The lane-number trits of lane `lane` (< 65536): its two low bytes in `b1t6`.
-pub fn lane_trits(lane: usize) -> [Trit; 12] {
+pub(crate) fn lane_trits(lane: usize) -> [Trit; 12] {
     debug_assert!(lane < MAX_LANES);
     let mut t = [0; 12];
     b1t6::encode_into(&(lane as u16).to_le_bytes(), &mut t);
@@ -50,7 +50,7 @@ pub fn lane_trits(lane: usize) -> [Trit; 12] {
 }
 
 /// The counter trits of counter `n`: its six low bytes in `b1t6` (bits above 48 dropped).
-pub fn counter_trits(n: u64) -> [Trit; 36] {
+pub(crate) fn counter_trits(n: u64) -> [Trit; 36] {
     let mut t = [0; 36];
     b1t6::encode_into(&n.to_le_bytes()[..6], &mut t);
     t

@@ -2,7 +2,7 @@
 //! mid-state, the scratch layout and where the transform leaves each trit.
 
 use crate::search::bitslice::Planes;
-use crate::search::job::SearchJob;
+use crate::search::search_job::SearchJob;
 use crate::ternary::curl::{ROUNDS, STATE_LEN};
 
 /// Bytes of the `Params` uniform.

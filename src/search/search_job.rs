@@ -4,7 +4,7 @@
 
 use crate::base::error::Error;
 use crate::search::nonce::*;
-use crate::ternary::curl::{Planes, PlanesKernel, HASH_LEN, STATE_LEN};
+use crate::ternary::curl::{PlanesKernel, StatePlanes, HASH_LEN, STATE_LEN};
 use crate::ternary::transaction::Transaction;
 use crate::ternary::trinary::Trit;
 
@@ -18,7 +18,7 @@ pub struct SearchJob {
     /// nonce field zeroed (lane and counter trits zero).
     state: [Trit; STATE_LEN],
     /// The same state as the host's fast transform holds it, for the host check.
-    planes: Planes,
+    planes: StatePlanes,
 }
 
 /// The nonce is whole limbs of the planes layout (limbs 6..9), so a check writes it directly.
@@ -52,10 +52,10 @@ impl SearchJob {
     /// Prepare a search from a mid-state computed elsewhere on the host (a batch of them at once:
     /// [`crate::engine::hash_batch::midstates`]): `mid` is the sponge state after the first 32 blocks.
     pub(crate) fn with_midstate(tx: &Transaction, mwm: Mwm, mid: &[Trit; STATE_LEN]) -> Self {
-        Self::from_planes(tx, mwm, Planes::from_trits(mid))
+        Self::from_planes(tx, mwm, StatePlanes::from_trits(mid))
     }
 
-    fn from_planes(tx: &Transaction, mwm: Mwm, mut planes: Planes) -> SearchJob {
+    fn from_planes(tx: &Transaction, mwm: Mwm, mut planes: StatePlanes) -> SearchJob {
         planes.set_limbs(0, &tx.trits()[LAST_BLOCK..]);
         planes.set_limbs(NONCE_LIMB, &[0; HASH_LEN - NONCE_OFFSET]);
         SearchJob {
@@ -74,7 +74,7 @@ impl SearchJob {
     /// `0..PREFIX_TRITS` as `tx`; [`SearchJob::verify`] still checks every hit on the host.
     pub(crate) fn from_prefix(tx: &Transaction, mwm: Mwm, prefix: &[Trit; STATE_LEN]) -> Self {
         let kernel = PlanesKernel::detect();
-        let mut mid = Planes::from_trits(prefix);
+        let mut mid = StatePlanes::from_trits(prefix);
         for block in tx.trits()[PREFIX_TRITS..LAST_BLOCK].chunks_exact(HASH_LEN) {
             mid.absorb_block(block, kernel);
         }
@@ -106,7 +106,7 @@ impl SearchJob {
     }
 
     /// The same state as the host's fast transform holds it (nonce trits zero).
-    pub(crate) fn planes(&self) -> &Planes {
+    pub(crate) fn planes(&self) -> &StatePlanes {
         &self.planes
     }
 
@@ -202,6 +202,28 @@ impl Mwm {
     /// The number as the trailing-zero counts it is compared with.
     pub const fn zeros(self) -> usize {
         self.0 as usize
+    }
+
+    /// The nonces a search at this MWM tries on average: 3^MWM (a hash ends in MWM zero trits
+    /// with probability 3^-MWM). Finite for every MWM: 3^243 is about 8.7e115.
+    ///
+    /// ```
+    /// use curlpow::Mwm;
+    /// assert_eq!(Mwm::TESTNET.expected_work(), 19683.0);
+    /// assert!(Mwm::MAX.expected_work().is_finite());
+    /// ```
+    pub fn expected_work(self) -> f64 {
+        3f64.powi(i32::from(self.0))
+    }
+
+    /// A count of trailing zero trits as an MWM, [`Mwm::MAX`] for a count past it (a hash has no
+    /// more zeros than trits).
+    pub(crate) const fn saturating(zeros: usize) -> Mwm {
+        if zeros > Mwm::MAX.zeros() {
+            Mwm::MAX
+        } else {
+            Mwm(zeros as u8)
+        }
     }
 }
 

@@ -1,21 +1,22 @@
-//! [`Job`]: what the engine's search loop (lease, run, host check, retry) needs of a search, so
+//! [`PowJob`]: what the engine's search loop (lease, run, host check, retry) needs of a search, so
 //! that one loop serves the transaction PoW ([`SearchJob`]) and the block PoW ([`BlockJob`]).
 
 use crate::base::error::Error;
 use crate::search::block::BlockJob;
 use crate::search::control::SearchControl;
 use crate::search::device::{Device, Found, NonceOutcome};
-use crate::search::job::SearchJob;
 use crate::search::nonce::CounterRange;
+use crate::search::search_job::{Mwm, SearchJob};
 use crate::ternary::transaction::Transaction;
 
 /// One prepared search.
-pub(crate) trait Job: Send + Sync + 'static {
+pub(crate) trait PowJob: Send + Sync + 'static {
     /// What a verified hit gives.
     type Output: Send + 'static;
 
-    /// Trailing zero trits a hit needs (the registry's expected work is 3^this).
-    fn zeros(&self) -> usize;
+    /// Trailing zero trits a hit needs (the registry's expected work is its
+    /// [`Mwm::expected_work`]).
+    fn min_weight(&self) -> Mwm;
 
     /// Every counter the search may use; devices of a latency-mode search get parts of it.
     fn counters(&self) -> CounterRange;
@@ -35,11 +36,11 @@ pub(crate) trait Job: Send + Sync + 'static {
     fn verify(&self, found: &Found) -> Option<Self::Output>;
 }
 
-impl Job for SearchJob {
+impl PowJob for SearchJob {
     type Output = Transaction;
 
-    fn zeros(&self) -> usize {
-        self.mwm()
+    fn min_weight(&self) -> Mwm {
+        SearchJob::min_weight(self)
     }
 
     fn counters(&self) -> CounterRange {
@@ -64,11 +65,11 @@ impl Job for SearchJob {
     }
 }
 
-impl Job for BlockJob {
+impl PowJob for BlockJob {
     type Output = u64;
 
-    fn zeros(&self) -> usize {
-        BlockJob::zeros(self)
+    fn min_weight(&self) -> Mwm {
+        Mwm::saturating(BlockJob::zeros(self))
     }
 
     fn counters(&self) -> CounterRange {
