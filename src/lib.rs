@@ -136,6 +136,7 @@ pub mod internal {
     pub use crate::backend::cpu::KernelHooks;
     pub use crate::search::control::{Counters, Worker};
     pub use crate::search::discovery::{DiscoverOptions, Discovery};
+    pub use crate::ternary::curl::{fast_transform, PlanesKernel};
 
     /// The engine's CPU device (its pool size and kernel).
     pub fn engine_cpu(engine: &crate::Engine) -> &cpu::CpuDevice {
@@ -146,7 +147,6 @@ pub mod internal {
     pub fn queued_searches(engine: &crate::Engine) -> usize {
         engine.queued_searches()
     }
-    pub use crate::ternary::curl::{fast_transform, PlanesKernel};
 
     /// The CPU device on a pool of its own, and the pool's sizing.
     pub mod cpu {
