@@ -2,7 +2,7 @@
 //! own: the typed errors ([`Error`](error::Error), [`TryteError`](error::TryteError), the block
 //! PoW's [`BlockError`](error::BlockError)), the names of backends and device kinds, and a queue
 //! that keeps its memory through bursts, and the table of environment variables with their one
-//! reader ([`env`]).
+//! reader ([`env`](mod@env)).
 
 pub mod env;
 pub(crate) mod error;

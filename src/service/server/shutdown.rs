@@ -69,8 +69,8 @@ pub(super) async fn serve_until_stopped(
 
 impl Server {
     /// Graceful shutdown: stop accepting, let attaches in flight finish within
-    /// [`Config::shutdown_grace`], then cancel the rest (they answer 503), and return once every
-    /// connection is closed.
+    /// [`Config::shutdown_grace`](super::Config::shutdown_grace), then cancel the rest (they
+    /// answer 503), and return once every connection is closed.
     pub fn shutdown(mut self) -> Result<(), ServerError> {
         self.stop_and_wait()
     }
