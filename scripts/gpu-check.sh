@@ -405,10 +405,13 @@ row "== kernel variants at saturation (${SECS} s each): M nonces/s, estimated by
 row "$(printf '%-12s %-22s %10s %12s %9s  %s' device variant 'M/s' 'bytes/nonce' 'GB/s' 'launch')"
 while read -r backend id kind name wave; do
     if [ "$backend" = opencl ]; then
-        variants=(u64 u32 u64-f5 u32-f5 u64-p u64-f5-p u32-f5-p4 u32:coop u32:coop64 u32:local u64x2 u64-f1)
-        [ "$SOFTWARE" = 1 ] && variants=(u64x8 u64x8-p u64 u32:coop)
+        # The hardware defaults first (NVIDIA, then AMD and others), so a short budget still
+        # measures them.
+        variants=(u32-f4:coop u32:coop64 u32:coop u64 u32 u64-f5 u32-f5 u64-p u64-f5-p u32-f5-p4 u32:local u64x2 u64-f1)
+        [ "$SOFTWARE" = 1 ] && variants=(u64x8 u64x8-p u64 u32:coop u32-f4:coop)
     else
-        variants=(fuse=5 fuse=3 fuse=1 fuse=5/32 fuse=3/32 fuse=5,workgroup=128)
+        # coop=32 / coop=64: the workgroup-memory kernel (the default on discrete GPUs).
+        variants=(coop=32 coop=64 fuse=5 fuse=3 fuse=1 fuse=5/32 fuse=3/32 fuse=5,workgroup=128)
         [ "$SOFTWARE" = 1 ] && variants=(fuse=3 fuse=5 fuse=3/32)
     fi
     for v in "${variants[@]}"; do
