@@ -49,15 +49,9 @@ impl WorkerProc {
         let mut child = Command::new(env!("CARGO_BIN_EXE_curlpow"))
             .args(["worker", "--broker", &url, "--queue", queue, "--name", name])
             .args(extra)
-            .args([
-                "--backend",
-                "cpu",
-                "--threads",
-                "1",
-                "--log",
-                "warn,curlpow=info",
-            ])
-            .env_remove("RUST_LOG")
+            .args(["--backend", "cpu", "--threads", "1"])
+            // `--log` takes a level; the filter that shows the "consuming" line is RUST_LOG's.
+            .env("RUST_LOG", "warn,curlpow=info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
