@@ -87,7 +87,7 @@ impl KernelConfig {
     }
 
     /// Bytes of one word (`W` in the kernel).
-    pub fn word_bytes(&self) -> usize {
+    pub(crate) fn word_bytes(&self) -> usize {
         self.lanes() / 8
     }
 
@@ -102,7 +102,7 @@ impl KernelConfig {
 
     /// Bytes of one state: 729 trits, two halves (plus the side slots of fused passes for the
     /// one-state-per-work-item kernel).
-    pub fn state_bytes(&self) -> usize {
+    pub(crate) fn state_bytes(&self) -> usize {
         let slots = if self.coop > 0 {
             // The cooperative kernel's layout: two wrapped slots in front, and one word of
             // padding after every chunk when the chunk is even (`WORDS` in the kernel).
@@ -121,7 +121,7 @@ impl KernelConfig {
     }
 
     /// Whether the combination is one the kernel supports.
-    pub fn is_valid(&self) -> bool {
+    pub(crate) fn is_valid(&self) -> bool {
         let shape = matches!(self.lane_bits, 32 | 64)
             && matches!(self.vec, 1 | 2 | 4 | 8 | 16)
             && self.lanes() <= MAX_LANES
@@ -160,7 +160,7 @@ impl KernelConfig {
 
     /// The device kinds for which this variant is the untuned default ([`default_for`](Self::default_for)):
     /// `"gpu:nvidia"`, `"gpu"` (every other GPU), `"accelerator"`, `"cpu"`.
-    pub fn default_labels(&self) -> Vec<&'static str> {
+    pub(crate) fn default_labels(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
         if *self == KernelConfig::U32_COOP_F4 {
             v.push("gpu:nvidia");
@@ -179,7 +179,7 @@ impl KernelConfig {
 
     /// The variants the tuner times on a GPU (and `scripts/gpu-static.sh` compiles), the
     /// defaults first.
-    pub fn candidates() -> Vec<KernelConfig> {
+    pub(crate) fn candidates() -> Vec<KernelConfig> {
         [
             "u32-f4:coop",
             "u32:coop64",
@@ -200,7 +200,7 @@ impl KernelConfig {
     /// memory and groups of at most `max_group`; `None` when a `__local` state does not fit.
     /// The cooperative kernel's group is `coop` work-items per state times the states that fit
     /// (up to 128 work-items; one state when `coop` is 64 or more).
-    pub fn local_size(&self, kind: DeviceKind, local_mem: u64, max_group: usize) -> Option<usize> {
+    pub(crate) fn local_size(&self, kind: DeviceKind, local_mem: u64, max_group: usize) -> Option<usize> {
         let max = max_group.max(1);
         if self.coop > 0 {
             let p = self.coop as usize;
@@ -233,7 +233,7 @@ impl KernelConfig {
 
     /// The compiler options on a typical discrete GPU (48 KB of `__local` memory, groups of up
     /// to 1024), as `curlpow tune --list` shows them.
-    pub fn reference_build_options(&self) -> String {
+    pub(crate) fn reference_build_options(&self) -> String {
         let kind = if self.lanes() > 64 {
             DeviceKind::Cpu
         } else {

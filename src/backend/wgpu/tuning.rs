@@ -77,7 +77,7 @@ impl Tuning {
     /// Defaults for a discrete GPU: the state in workgroup memory (the layout of the OpenCL
     /// cooperative kernel), 32 invocations per state on NVIDIA (PCI vendor 0x10de), 64 on
     /// others (less workgroup memory per wave of 64).
-    pub fn gpu_workgroup(vendor: u32) -> Self {
+    pub(crate) fn gpu_workgroup(vendor: u32) -> Self {
         Tuning {
             coop: if vendor == 0x10de { 32 } else { 64 },
             ..Self::gpu()
@@ -129,7 +129,7 @@ impl Tuning {
 
     /// The kernel file (under `kernels/`) and the entry point of this tuning's transaction
     /// search, or of its block search (`block`).
-    pub fn kernel_entry(&self, block: bool) -> (&'static str, &'static str) {
+    pub(crate) fn kernel_entry(&self, block: bool) -> (&'static str, &'static str) {
         // Both layouts' modules hold both searches (`src/backend/wgpu/source.rs`); the block
         // search adds `block_pow.wgsl`'s counter writer to the layout's file.
         let file = if self.coop > 0 {
