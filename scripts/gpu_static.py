@@ -312,7 +312,11 @@ def compile_nvidia(tools, v, arch, tmp):
     ptx = re.sub(r"^\.target .*$", f".target {arch}", ptx, flags=re.M)
     with open(base + ".ptx", "w") as f:
         f.write(ptx)
-    log = run([tools["ptxas"], f"-arch={arch}", "-v", base + ".ptx", "-o", base + ".cubin"])
+    # NVIDIA's driver gets `nvidia_options` too: its register cap is ptxas's --maxrregcount.
+    cap = re.search(r"-cl-nv-maxrregcount=(\d+)", v.get("nvidia_options", ""))
+    cap_args = ["--maxrregcount", cap.group(1)] if cap else []
+    log = run([tools["ptxas"], f"-arch={arch}", "-v", *cap_args, base + ".ptx", "-o",
+               base + ".cubin"])
     facts = parse_ptxas(log, v["entry"])
     streams = parse_sass(run([tools["nvdisasm"], "-c", base + ".cubin"]), v["entry"])
     hot, where = hot_loop(streams, lambda op: op == "LOP3")

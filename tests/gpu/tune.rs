@@ -222,6 +222,7 @@ fn list_names_every_variant() {
             "kernel",
             "entry",
             "build_options",
+            "nvidia_options",
             "default_for",
         ] {
             assert!(r.get(k).is_some(), "{k}: {r}");
@@ -275,6 +276,8 @@ fn list_names_every_variant() {
             "{nv}"
         );
         assert_eq!(nv["kernel"], "curl_pow.cl", "{nv}");
+        // Its register cap keeps a quarter of an SM's warps resident.
+        assert_eq!(nv["nvidia_options"], "-cl-nv-maxrregcount=128", "{nv}");
     }
 }
 

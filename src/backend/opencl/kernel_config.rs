@@ -200,7 +200,12 @@ impl KernelConfig {
     /// memory and groups of at most `max_group`; `None` when a `__local` state does not fit.
     /// The cooperative kernel's group is `coop` work-items per state times the states that fit
     /// (up to 128 work-items; one state when `coop` is 64 or more).
-    pub(crate) fn local_size(&self, kind: DeviceKind, local_mem: u64, max_group: usize) -> Option<usize> {
+    pub(crate) fn local_size(
+        &self,
+        kind: DeviceKind,
+        local_mem: u64,
+        max_group: usize,
+    ) -> Option<usize> {
         let max = max_group.max(1);
         if self.coop > 0 {
             let p = self.coop as usize;
@@ -229,6 +234,23 @@ impl KernelConfig {
         } else {
             Some(64.min(max))
         }
+    }
+
+    /// The registers per work-item NVIDIA's compiler may use (`-cl-nv-maxrregcount`): 128 for
+    /// the four-round cooperative kernel, so that 16 warps (a quarter of an SM's 64) stay
+    /// resident on sm_80 to sm_90 (65,536 registers an SM) whatever the driver's compiler would
+    /// take (uncapped, ptxas takes 128 to 136 for `u32-f4:coop`; capped, it fits without
+    /// spilling). `None`: the compiler chooses (the three-round kernels need about 95, and a
+    /// cap makes ptxas spend more on them).
+    pub(crate) fn nvidia_max_registers(&self) -> Option<u32> {
+        (self.coop > 0 && self.fuse == 4).then_some(128)
+    }
+
+    /// The options added on NVIDIA's OpenCL (the register cap), as `curlpow tune --list` shows
+    /// them; empty when none.
+    pub(crate) fn nvidia_options(&self) -> String {
+        self.nvidia_max_registers()
+            .map_or(String::new(), |n| format!("-cl-nv-maxrregcount={n}"))
     }
 
     /// The compiler options on a typical discrete GPU (48 KB of `__local` memory, groups of up
@@ -447,6 +469,11 @@ mod tests {
             assert!(KernelConfig::parse(bad).is_none(), "{bad}");
         }
         assert!(KernelConfig::parse("u32-f4:coop24").is_some());
+        // Capped at 128 registers on NVIDIA (occupancy a quarter); the others uncapped.
+        assert_eq!(c.nvidia_max_registers(), Some(128));
+        assert_eq!(c.nvidia_options(), "-cl-nv-maxrregcount=128");
+        assert_eq!(KernelConfig::U64X8.nvidia_options(), "");
+        assert_eq!(KernelConfig::U32_COOP64.nvidia_options(), "");
     }
 
     #[test]

@@ -106,16 +106,20 @@ impl Session {
         let mut compiler = serde_json::Map::new();
         if nvidia {
             options.push_str(" -cl-nv-verbose");
-            match crate::base::env::setting(
+            // The register cap: the environment's, else the variant's own.
+            let cap = match crate::base::env::setting(
                 crate::base::env::OPENCL_MAXRREGCOUNT,
                 "a register count",
                 |v| v.parse::<u32>().ok().filter(|&n| n > 0),
             ) {
-                Ok(Some(n)) => options.push_str(&format!(" -cl-nv-maxrregcount={n}")),
-                Ok(None) => {}
+                Ok(n) => n,
                 Err(w) => {
                     compiler.insert("warning".into(), w.into());
+                    None
                 }
+            };
+            if let Some(n) = cap.or(kernel.nvidia_max_registers()) {
+                options.push_str(&format!(" -cl-nv-maxrregcount={n}"));
             }
             facts.nv_cc = nv_compute_capability(&device);
         }

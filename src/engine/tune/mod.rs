@@ -41,6 +41,10 @@ pub struct TuneVariant {
     /// OpenCL: the `-D…` compiler options on a typical discrete GPU (48 KB of local memory,
     /// groups of up to 1024); wgpu: the `CURLPOW_WGPU_TUNING` pairs that select it.
     pub build_options: String,
+    /// OpenCL: the options added on NVIDIA's OpenCL (`-cl-nv-maxrregcount=128` for the
+    /// four-round cooperative kernels; for ptxas, `--maxrregcount 128`), empty when none; wgpu:
+    /// empty.
+    pub nvidia_options: String,
     /// The kinds of device it is the untuned default for (`gpu:nvidia`, `gpu`, `cpu`, …).
     pub default_for: Vec<&'static str>,
     /// Its kernel file under `kernels/` (`curl_pow.cl`, `curl_pow.wgsl`, …).

@@ -25,9 +25,9 @@ pub struct TuneArgs {
     #[arg(long)]
     list: bool,
     /// One JSON object per line: with --list `pow` (`transaction` or `block`), `backend`,
-    /// `variant`, `build_options`, `default_for`, `kernel` (its file under `kernels/`) and
-    /// `entry` (the kernel function); when tuning, one per trial (variant and launch size) and
-    /// device.
+    /// `variant`, `build_options`, `nvidia_options` (added on NVIDIA's OpenCL: the register
+    /// cap), `default_for`, `kernel` (its file under `kernels/`) and `entry` (the kernel
+    /// function); when tuning, one per trial (variant and launch size) and device.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -42,13 +42,18 @@ pub fn run(a: TuneArgs) -> Result<ExitCode> {
                 out.line(serde_json::to_string(&v)?)?;
             } else {
                 out.line(format_args!(
-                    "{:<11} {:<7} {:<12} {:<22} {:<24} {}",
+                    "{:<11} {:<7} {:<12} {:<22} {:<24} {}{}",
                     v.pow,
                     v.backend,
                     v.variant,
                     v.default_for.join(","),
                     format!("{}:{}", v.kernel, v.entry),
-                    v.build_options
+                    v.build_options,
+                    if v.nvidia_options.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (NVIDIA: {})", v.nvidia_options)
+                    }
                 ))?;
             }
         }
