@@ -383,13 +383,14 @@ pub fn curlpow_vars() -> Vec<(String, String)> {
         .collect()
 }
 
-/// One of [`OTHERS`] as it is now; `None` when unset or empty.
+/// One of [`OTHERS`] as it is now (`None` when unset; an empty value is returned as it is:
+/// some programs treat empty and unset alike, others do not).
 pub fn other(name: &str) -> Option<OsString> {
     debug_assert!(
         OTHERS.iter().any(|(n, _)| *n == name),
         "{name} is not in env::OTHERS"
     );
-    std::env::var_os(name).filter(|v| !v.is_empty())
+    std::env::var_os(name)
 }
 
 /// The README's table of [`VARS`].

@@ -78,9 +78,9 @@ pub(crate) fn key_of(pow: &str, info: &crate::search::device::DeviceInfo) -> Str
 
 /// Where the cache lives, `None` when neither `XDG_CACHE_HOME` nor `HOME` is set.
 pub fn path() -> Option<PathBuf> {
-    let base = match env::other("XDG_CACHE_HOME") {
+    let base = match env::other("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env::other("HOME")?).join(".cache"),
+        None => PathBuf::from(env::other("HOME").filter(|v| !v.is_empty())?).join(".cache"),
     };
     Some(base.join("curlpow").join("tune.json"))
 }

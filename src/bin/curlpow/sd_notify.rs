@@ -25,7 +25,7 @@ pub fn extend_stop_timeout(grace: Duration) {
 #[cfg(unix)]
 fn notify(message: &str) -> std::io::Result<()> {
     use std::os::unix::net::UnixDatagram;
-    let Some(path) = curlpow::env::other("NOTIFY_SOCKET") else {
+    let Some(path) = curlpow::env::other("NOTIFY_SOCKET").filter(|p| !p.is_empty()) else {
         return Ok(());
     };
     let socket = UnixDatagram::unbound()?;

@@ -286,11 +286,9 @@ pub const LIFECYCLE: &str = "curlpow::lifecycle";
 pub fn init_logging(level: &str) -> Result<()> {
     check_log_level(level)?;
     use tracing_subscriber::EnvFilter;
-    let mut filter = match env::other("RUST_LOG") {
-        Some(v) => EnvFilter::try_new(v.to_string_lossy()).context("RUST_LOG")?,
-        None => {
-            EnvFilter::try_new(level).map_err(|e| UsageError(format!("--log {level:?}: {e}")))?
-        }
+    let mut filter = match env::other("RUST_LOG").and_then(|v| v.into_string().ok()) {
+        Some(v) if !v.is_empty() => EnvFilter::try_new(v).context("RUST_LOG")?,
+        _ => EnvFilter::try_new(level).map_err(|e| UsageError(format!("--log {level:?}: {e}")))?,
     };
     for d in log_lines::QUIET_LIBRARIES {
         filter = filter.add_directive(

@@ -43,14 +43,14 @@ impl Container {
 
 /// The container this process runs in, if any.
 pub fn detect(root: &Root) -> Option<Container> {
-    let var = |n: &str| curlpow::env::other(n).map(|v| v.to_string_lossy().into_owned());
+    let var = |n: &str| curlpow::env::other(n).and_then(|v| v.into_string().ok());
     let (kind, evidence) = if root.path("/.dockerenv").exists() {
         ("docker".to_string(), "/.dockerenv".to_string())
     } else if root.path("/run/.containerenv").exists() {
         ("podman".to_string(), "/run/.containerenv".to_string())
     } else if let Some(k) = cgroup_kind(root) {
         (k.to_string(), "/proc/1/cgroup".to_string())
-    } else if let Some(v) = var("container") {
+    } else if let Some(v) = var("container").filter(|v| !v.is_empty()) {
         (v, "the `container` variable".to_string())
     } else {
         return None;

@@ -280,7 +280,7 @@ fn ld_so_conf(root: &Root, file: &Path, dirs: &mut Vec<PathBuf>, depth: u32) {
 
 /// Paths from a colon-separated variable, or the defaults.
 fn env_dirs(var: &str, defaults: &[&str]) -> Vec<PathBuf> {
-    match env::other(var) {
+    match env::other(var).filter(|v| !v.is_empty()) {
         Some(v) => std::env::split_paths(&v).collect(),
         None => defaults.iter().map(PathBuf::from).collect(),
     }
@@ -297,19 +297,21 @@ fn vulkan_files(root: &Root) -> Vec<PathBuf> {
             .collect()
     };
     let mut places: Vec<PathBuf> = Vec::new();
-    let forced = env::other("VK_DRIVER_FILES").or_else(|| env::other("VK_ICD_FILENAMES"));
+    let forced = env::other("VK_DRIVER_FILES")
+        .or_else(|| env::other("VK_ICD_FILENAMES"))
+        .filter(|v| !v.is_empty());
     if let Some(v) = forced {
         places.extend(list(&v));
     } else {
         let home = env::other("HOME").map(PathBuf::from);
         let mut dirs = Vec::new();
-        match env::other("XDG_CONFIG_HOME") {
+        match env::other("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
             Some(d) => dirs.push(PathBuf::from(d)),
             None => dirs.extend(home.as_ref().map(|h| h.join(".config"))),
         }
         dirs.extend(env_dirs("XDG_CONFIG_DIRS", &["/etc/xdg"]));
         dirs.push("/etc".into());
-        match env::other("XDG_DATA_HOME") {
+        match env::other("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
             Some(d) => dirs.push(PathBuf::from(d)),
             None => dirs.extend(home.as_ref().map(|h| h.join(".local/share"))),
         }
@@ -334,6 +336,7 @@ fn vulkan_files(root: &Root) -> Vec<PathBuf> {
 fn opencl_files(root: &Root) -> Vec<PathBuf> {
     let dir = env::other("OCL_ICD_VENDORS")
         .or_else(|| env::other("OPENCL_VENDOR_PATH"))
+        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .unwrap_or_else(|| PathBuf::from("/etc/OpenCL/vendors"));
