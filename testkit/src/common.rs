@@ -18,6 +18,18 @@ pub fn repo_root() -> PathBuf {
     }
 }
 
+/// Every `.rs` file under `dir`, appended to `out` (for the tests that read the sources).
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
 /// A JSON file of `tests/vectors/`.
 pub fn vectors(name: &str) -> Value {
     let path = repo_root().join("tests/vectors").join(name);

@@ -16,16 +16,12 @@ fn readme() -> String {
     std::fs::read_to_string(root().join("README.md")).unwrap()
 }
 
-/// Every `.rs` file under `dir`.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
+/// Every `.rs` file of the library, the command and the C library.
+fn sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    crate::common::rust_files(&root().join("src"), &mut files);
+    crate::common::rust_files(&root().join("ffi/src"), &mut files);
+    files
 }
 
 #[test]
@@ -88,9 +84,7 @@ fn the_environment_table_is_generated_from_the_code() {
 #[test]
 fn every_curlpow_variable_in_the_sources_is_in_the_table() {
     let names: BTreeSet<&str> = curlpow::env::VARS.iter().map(|v| v.name).collect();
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    rust_files(&root().join("ffi/src"), &mut files);
+    let files = sources();
     let mut missing = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
@@ -113,9 +107,7 @@ fn every_curlpow_variable_in_the_sources_is_in_the_table() {
 
 #[test]
 fn the_environment_is_read_in_one_module() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    rust_files(&root().join("ffi/src"), &mut files);
+    let files = sources();
     let readers: Vec<String> = files
         .iter()
         .filter(|f| {

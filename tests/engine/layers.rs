@@ -6,23 +6,12 @@
 //! code inside a layer names what it uses by its full path, never through a root re-export.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const LAYERS: [&str; 6] = ["base", "ternary", "search", "backend", "engine", "service"];
 
 fn layer_index(name: &str) -> Option<usize> {
     LAYERS.iter().position(|l| *l == name)
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The node a source file belongs to: its layer and the layer's child it sits in (`None` for
@@ -73,7 +62,7 @@ fn crate_paths(source: &str) -> Vec<(String, Option<String>)> {
 fn layers_import_only_downwards_and_without_cycles() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    crate::common::rust_files(&src, &mut files);
     let mut problems = Vec::new();
     // (layer, child) → children of the same layer it imports
     let mut edges: BTreeMap<(usize, String), BTreeSet<String>> = BTreeMap::new();
