@@ -667,7 +667,7 @@ fn block_and_transaction_searches_alternate_on_one_device() {
             let out = dev.search_block(&hard, range, &ctl).unwrap();
             assert_eq!(out.hit, None);
             assert_eq!(out.nonces, 1001 * dev.lanes() as u64);
-            // A transaction search on the same session in between.
+            // A transaction search on the same device and program in between.
             let tx = common::random_tx(710 + round);
             search_and_check(&dev, &tx, 5);
         }
